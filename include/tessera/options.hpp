@@ -1,0 +1,36 @@
+// Options: every setting tessera reads from the environment, filled once (Options::from_env) and then only
+// changed through the setters of the public API. No other code reads environment variables.
+#pragma once
+
+#include <string>
+
+namespace tessera {
+
+enum class CompilerKind { kNvrtc, kNvcc };
+
+struct Options {
+    // JIT
+    CompilerKind compiler = CompilerKind::kNvrtc;
+    std::string nvcc_path;        // empty: <cuda_home>/bin/nvcc
+    std::string cuda_home;        // toolkit root (headers for NVRTC, nvcc, libnvrtc)
+    std::string cache_dir;        // disk cache root; empty disables the disk cache
+    std::string kernel_dir;       // root of the device headers (holds tessera/...)
+    bool line_info = false;       // -lineinfo for profilers
+    bool dump_ptx = false;        // write kernel.ptx next to the cubin
+    bool dump_sass = false;       // write kernel.sass next to the cubin (needs cuobjdump; off the hot path)
+    bool ptxas_verbose = false;   // print ptxas resource usage of each compile
+    bool check_spills = true;     // fail a compile whose kernel uses local memory
+    bool print_compile = false;   // log each compile (command, time)
+    bool print_configs = false;   // print the chosen config once per new shape
+    // Launch
+    bool pdl = false;             // programmatic dependent launch attribute
+    int num_sms = 0;              // 0: all SMs of the device
+
+    // Reads TESSERA_* (and DeepGEMM's DG_* aliases). Unknown values give InvalidArgument naming the variable.
+    static Options from_env();
+};
+
+// The process-wide options, created from the environment on first use.
+Options& options();
+
+}  // namespace tessera

@@ -1,0 +1,43 @@
+// Shared/global memory wrappers used by the epilogues and the scale loads: shared-space addresses, stmatrix,
+// vector shared stores, non-coherent global loads and the FP32 -> BF16x2 conversion.
+#pragma once
+
+#include <tessera/common.cuh>
+
+namespace tessera::ptx {
+
+// The 32-bit shared::cta address of a generic pointer into shared memory.
+TESSERA_DEVICE uint32_t smem_addr(const void* ptr) { return static_cast<uint32_t>(__cvta_generic_to_shared(ptr)); }
+
+// wraps cvt.rn.bf16x2.f32: lo lands in bits [0,16), hi in [16,32) (round to nearest even).
+TESSERA_DEVICE uint32_t pack_bf16x2(float lo, float hi) {
+    uint32_t packed;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(hi), "f"(lo));
+    return packed;
+}
+
+// wraps stmatrix.sync.aligned.x2.m8n8.shared.b16: lanes 0-15 give the row addresses of two 8x8 b16 matrices.
+TESSERA_DEVICE void stmatrix_x2(uint32_t addr, uint32_t r0, uint32_t r1) {
+    asm volatile("stmatrix.sync.aligned.x2.m8n8.shared.b16 [%0], {%1, %2};" ::"r"(addr), "r"(r0), "r"(r1) : "memory");
+}
+
+// wraps stmatrix.sync.aligned.x4.m8n8.shared.b16: lane l gives the address of row l%8 of matrix l/8.
+TESSERA_DEVICE void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+    asm volatile("stmatrix.sync.aligned.x4.m8n8.shared.b16 [%0], {%1, %2, %3, %4};"
+                 ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+                 : "memory");
+}
+
+// wraps st.shared.v2.f32
+TESSERA_DEVICE void st_shared_v2(uint32_t addr, float x, float y) {
+    asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
+}
+
+// wraps ld.global.nc.f32: read-only data (scales) that no thread of this grid writes.
+TESSERA_DEVICE float ld_global_nc(const float* ptr) {
+    float x;
+    asm("ld.global.nc.f32 %0, [%1];" : "=f"(x) : "l"(ptr));
+    return x;
+}
+
+}  // namespace tessera::ptx

@@ -1,0 +1,238 @@
+// tessera._C: converts Python objects to TensorRefs and forwards to the C++ API; holds no logic of its own.
+// PyTorch tensors take a fast path (a few attribute reads, no DLPack capsule); anything else that speaks DLPack
+// (numpy, cupy, jax) goes through nanobind's ndarray. The GIL is released around every launch.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+#include <vector>
+
+#include "tessera/error.hpp"
+#include "tessera/layout.hpp"
+#include "tessera/runtime.hpp"
+#include "tessera/tensor.hpp"
+
+namespace nb = nanobind;
+using namespace tessera;
+
+namespace {
+
+// Cached handles into torch, filled the first time a torch tensor is seen (importing tessera never imports torch).
+struct Torch {
+    PyObject* tensor_type = nullptr;
+    std::vector<std::pair<PyObject*, DType>> dtypes;
+    nb::object raw_stream;  // torch._C._cuda_getCurrentRawStream(device_index) -> int
+};
+
+const Torch* torch_api() {
+    static Torch* api = nullptr;
+    if (api != nullptr) return api;
+    PyObject* modules = PySys_GetObject("modules");  // borrowed
+    PyObject* torch = modules ? PyDict_GetItemString(modules, "torch") : nullptr;
+    if (torch == nullptr) return nullptr;  // torch not loaded: no object can be a torch tensor
+    nb::handle t(torch);
+    auto* a = new Torch();
+    a->tensor_type = t.attr("Tensor").ptr();
+    const std::pair<const char*, DType> names[] = {
+        {"float8_e4m3fn", DType::kFloat8E4M3}, {"float8_e5m2", DType::kFloat8E5M2}, {"bfloat16", DType::kBFloat16},
+        {"float16", DType::kFloat16},          {"float32", DType::kFloat32},       {"float64", DType::kFloat64},
+        {"int32", DType::kInt32},              {"int64", DType::kInt64},           {"uint8", DType::kUInt8},
+        {"int8", DType::kInt8}};
+    for (auto [name, dtype] : names)
+        if (nb::hasattr(t, name)) a->dtypes.emplace_back(t.attr(name).ptr(), dtype);
+    a->raw_stream = t.attr("_C").attr("_cuda_getCurrentRawStream");
+    api = a;
+    return api;
+}
+
+void fill_dims(TensorRef& ref, nb::handle shape, nb::handle strides, const char* name) {
+    const Py_ssize_t n = PyTuple_GET_SIZE(shape.ptr());
+    TESSERA_CHECK(n <= kMaxDims, "argument '", name, "': expected at most ", kMaxDims, " dimensions, got ", n);
+    ref.ndim = static_cast<int>(n);
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        ref.shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape.ptr(), i));
+        ref.strides[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides.ptr(), i));
+    }
+}
+
+TensorRef from_torch(const Torch& api, nb::handle obj, const char* name) {
+    TensorRef ref;
+    nb::object dtype = obj.attr("dtype");
+    bool known = false;
+    for (auto [handle, d] : api.dtypes) {
+        if (dtype.ptr() == handle) {
+            ref.dtype = d;
+            known = true;
+            break;
+        }
+    }
+    if (!known)
+        throw TypeMismatch(detail::str_cat("argument '", name, "': unsupported tensor dtype ",
+                                           nb::str(dtype).c_str()));
+    fill_dims(ref, obj.attr("shape"), obj.attr("stride")(), name);
+    ref.data = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(obj.attr("data_ptr")()));
+    const bool is_cuda = nb::cast<bool>(obj.attr("is_cuda"));
+    ref.device = is_cuda ? Device{DeviceKind::kCuda, nb::cast<int>(obj.attr("get_device")())} : Device{DeviceKind::kCpu, 0};
+    return ref;
+}
+
+DType from_dlpack_dtype(nb::dlpack::dtype dt, const char* name) {
+    using C = nb::dlpack::dtype_code;
+    const auto code = static_cast<C>(dt.code);
+    if (dt.lanes == 1) {
+        if (code == C::Float && dt.bits == 32) return DType::kFloat32;
+        if (code == C::Float && dt.bits == 64) return DType::kFloat64;
+        if (code == C::Float && dt.bits == 16) return DType::kFloat16;
+        if (code == C::Bfloat && dt.bits == 16) return DType::kBFloat16;
+        if (code == C::Float8_E4M3FN) return DType::kFloat8E4M3;
+        if (code == C::Float8_E5M2) return DType::kFloat8E5M2;
+        if (code == C::Int && dt.bits == 32) return DType::kInt32;
+        if (code == C::Int && dt.bits == 64) return DType::kInt64;
+        if (code == C::Int && dt.bits == 8) return DType::kInt8;
+        if (code == C::UInt && dt.bits == 8) return DType::kUInt8;
+    }
+    throw TypeMismatch(detail::str_cat("argument '", name, "': unsupported DLPack dtype (code ", int(dt.code),
+                                       ", bits ", int(dt.bits), ", lanes ", dt.lanes, ")"));
+}
+
+TensorRef to_ref(nb::handle obj, const char* name) {
+    if (obj.is_none()) throw TypeMismatch(detail::str_cat("argument '", name, "': expected a tensor, got None"));
+    if (const Torch* api = torch_api(); api && PyObject_IsInstance(obj.ptr(), api->tensor_type) == 1)
+        return from_torch(*api, obj, name);
+    nb::ndarray<> a;
+    try {
+        a = nb::cast<nb::ndarray<>>(obj);
+    } catch (const std::exception&) {
+        throw TypeMismatch(detail::str_cat("argument '", name, "': expected a tensor (torch.Tensor or DLPack), got ",
+                                           nb::inst_name(obj).c_str()));
+    }
+    TensorRef ref;
+    ref.data = a.data();
+    ref.dtype = from_dlpack_dtype(a.dtype(), name);
+    TESSERA_CHECK(a.ndim() <= kMaxDims, "argument '", name, "': expected at most ", kMaxDims, " dimensions");
+    ref.ndim = static_cast<int>(a.ndim());
+    for (int i = 0; i < ref.ndim; ++i) {
+        ref.shape[i] = static_cast<std::int64_t>(a.shape(i));
+        ref.strides[i] = a.stride(i);
+    }
+    const int type = a.device_type();
+    ref.device = type == nb::device::cuda::value ? Device{DeviceKind::kCuda, a.device_id()}
+                 : type == nb::device::cpu::value ? Device{DeviceKind::kCpu, 0}
+                                                  : Device{DeviceKind::kOther, a.device_id()};
+    return ref;
+}
+
+std::optional<TensorRef> to_optional_ref(nb::handle obj, const char* name) {
+    if (obj.is_none()) return std::nullopt;
+    return to_ref(obj, name);
+}
+
+// The stream to launch on: the caller's, else torch's current stream of the tensor's device, else the default.
+Stream stream_for(const TensorRef& t, std::optional<std::uintptr_t> stream) {
+    if (stream) return reinterpret_cast<Stream>(*stream);
+    const Torch* api = torch_api();
+    if (api && t.device.kind == DeviceKind::kCuda)
+        return reinterpret_cast<Stream>(nb::cast<std::uintptr_t>(api->raw_stream(t.device.index)));
+    return nullptr;
+}
+
+nb::tuple plan_tuple(const LayoutPlan& p) {
+    nb::list shape, strides;
+    for (int i = 0; i < p.ndim; ++i) {
+        shape.append(p.shape[i]);
+        strides.append(p.strides[i]);
+    }
+    return nb::make_tuple(p.pass_through, nb::tuple(shape), nb::tuple(strides));
+}
+
+}  // namespace
+
+NB_MODULE(_C, m) {
+    m.doc() = "tessera: FP8/BF16 tensor-core kernels for Hopper (C++ core)";
+
+    nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+        try {
+            std::rethrow_exception(p);
+        } catch (const TypeMismatch& e) {
+            PyErr_SetString(PyExc_TypeError, e.what());
+        } catch (const InvalidArgument& e) {
+            PyErr_SetString(PyExc_ValueError, e.what());
+        } catch (const Unsupported& e) {
+            PyErr_SetString(PyExc_NotImplementedError, e.what());
+        } catch (const Error& e) {
+            PyErr_SetString(PyExc_RuntimeError, e.what());
+        }
+    });
+
+    // Runtime
+    m.def("set_num_sms", &set_num_sms, nb::arg("new_num_sms"));
+    m.def("get_num_sms", &get_num_sms);
+    m.def("set_pdl", &set_pdl, nb::arg("new_enable_pdl"));
+    m.def("get_pdl", &get_pdl);
+    m.def("set_tc_util", &set_tc_util, nb::arg("new_tc_util"));
+    m.def("get_tc_util", &get_tc_util);
+    m.def("set_mk_alignment_for_contiguous_layout", &set_mk_alignment_for_contiguous_layout, nb::arg("new_value"));
+    m.def("get_mk_alignment_for_contiguous_layout", &get_mk_alignment_for_contiguous_layout);
+    m.def("set_kernel_dir", &set_kernel_dir, nb::arg("path"));
+    m.def("system_info", [] {
+        const SystemInfo i = system_info();
+        nb::dict d;
+        d["driver_loaded"] = i.driver_loaded;
+        d["driver_error"] = i.driver_error;
+        d["driver_version"] = i.driver_version;
+        d["devices"] = i.devices;
+        d["nvrtc"] = i.nvrtc;
+        d["nvcc"] = i.nvcc;
+        d["compiler"] = i.compiler;
+        d["cache_dir"] = i.cache_dir;
+        d["cache_bytes"] = i.cache_bytes;
+        d["kernel_dir"] = i.kernel_dir;
+        return d;
+    });
+
+    // Layout utilities
+    m.def("get_tma_aligned_size", &get_tma_aligned_size, nb::arg("x"), nb::arg("element_size"));
+    m.def("plan_mn_major_tma_aligned", [](nb::handle sf) { return plan_tuple(plan_mn_major_tma_aligned(to_ref(sf, "sf"))); });
+    m.def("plan_mn_major_packed_ue8m0", [](nb::handle sf) { return plan_tuple(plan_mn_major_packed_ue8m0(to_ref(sf, "sf"))); });
+    m.def("k_grouped_packed_rows", [](std::int64_t sf_rows, const std::vector<std::int64_t>& ks, std::int64_t groups,
+                                      std::int64_t gran_k) { return k_grouped_packed_rows(sf_rows, ks, groups, gran_k); });
+    m.def(
+        "transpose_sf_to_mn_major",
+        [](nb::handle sf, nb::handle out, std::optional<std::uintptr_t> stream) {
+            const TensorRef s = to_ref(sf, "sf"), o = to_ref(out, "out");
+            const Stream st = stream_for(s, stream);
+            nb::gil_scoped_release release;
+            transpose_sf_to_mn_major(s, o, st);
+        },
+        nb::arg("sf"), nb::arg("out"), nb::arg("stream") = nb::none());
+    m.def(
+        "pack_sf_to_ue8m0",
+        [](nb::handle sf, nb::handle out, nb::handle psum, int alignment, nb::handle errors,
+           std::optional<std::uintptr_t> stream) {
+            const TensorRef s = to_ref(sf, "sf"), o = to_ref(out, "out");
+            const auto p = to_optional_ref(psum, "psum_layout");
+            const auto e = to_optional_ref(errors, "error_count");
+            const Stream st = stream_for(s, stream);
+            nb::gil_scoped_release release;
+            pack_sf_to_ue8m0(s, o, p ? &*p : nullptr, alignment, e ? &*e : nullptr, st);
+        },
+        nb::arg("sf"), nb::arg("out"), nb::arg("psum_layout").none() = nb::none(), nb::arg("alignment") = 128,
+        nb::arg("error_count").none() = nb::none(), nb::arg("stream") = nb::none());
+    m.def(
+        "pack_sf_to_ue8m0_k_grouped",
+        [](nb::handle sf, nb::handle out, nb::handle layout, const std::vector<std::int64_t>& ks, int gran_k,
+           int k_alignment, bool use_psum, nb::handle errors, std::optional<std::uintptr_t> stream) {
+            const TensorRef s = to_ref(sf, "sf"), o = to_ref(out, "out"), l = to_ref(layout, "grouped_layout");
+            const auto e = to_optional_ref(errors, "error_count");
+            const Stream st = stream_for(s, stream);
+            nb::gil_scoped_release release;
+            pack_sf_to_ue8m0_k_grouped(s, o, l, ks, gran_k, k_alignment, use_psum, e ? &*e : nullptr, st);
+        },
+        nb::arg("sf"), nb::arg("out"), nb::arg("grouped_layout"), nb::arg("ks"), nb::arg("gran_k"),
+        nb::arg("k_alignment"), nb::arg("use_psum"), nb::arg("error_count").none() = nb::none(),
+        nb::arg("stream") = nb::none());
+}

@@ -1,0 +1,18 @@
+// Suites of kernel specs for ahead-of-time compilation.
+#include "jit/kernel_catalog.hpp"
+
+#include "ops/layout_specs.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::jit {
+
+std::vector<KernelSpec> catalog_specs(const std::string& suite) {
+    std::vector<KernelSpec> specs;
+    if (suite == "layout" || suite == "all") {
+        for (const KernelSpec& s : ops::layout_specs()) specs.push_back(s);
+    }
+    TESSERA_CHECK(!specs.empty(), "kernel suite: expected 'layout' or 'all', got '", suite, "'");
+    return specs;
+}
+
+}  // namespace tessera::jit

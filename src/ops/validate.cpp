@@ -1,0 +1,69 @@
+// Shared argument checks.
+#include "ops/validate.hpp"
+
+#include <sstream>
+
+namespace tessera::ops {
+namespace {
+
+std::string list_string(const std::array<std::int64_t, kMaxDims>& v, int n) {
+    std::ostringstream s;
+    s << "[";
+    for (int i = 0; i < n; ++i) s << (i ? ", " : "") << v[i];
+    s << "]";
+    return s.str();
+}
+
+std::string device_string(const Device& d) {
+    switch (d.kind) {
+        case DeviceKind::kCpu: return "cpu";
+        case DeviceKind::kCuda: return "cuda:" + std::to_string(d.index);
+        case DeviceKind::kOther: return "a non-CUDA device";
+    }
+    return "unknown";
+}
+
+}  // namespace
+
+std::string shape_string(const TensorRef& t) { return list_string(t.shape, t.ndim); }
+std::string strides_string(const TensorRef& t) { return list_string(t.strides, t.ndim); }
+
+void check_dtype(Arg arg, const TensorRef& t, std::initializer_list<DType> allowed) {
+    for (DType d : allowed)
+        if (t.dtype == d) return;
+    std::string expected;
+    for (DType d : allowed) expected += (expected.empty() ? "" : " or ") + std::string(dtype_name(d));
+    throw TypeMismatch(detail::str_cat(arg.op, ": argument '", arg.name, "': expected dtype ", expected, ", got ",
+                                       dtype_name(t.dtype)));
+}
+
+void check_ndim(Arg arg, const TensorRef& t, std::initializer_list<int> allowed) {
+    for (int n : allowed)
+        if (t.ndim == n) return;
+    std::string expected;
+    for (int n : allowed) expected += (expected.empty() ? "" : " or ") + std::to_string(n);
+    throw InvalidArgument(detail::str_cat(arg.op, ": argument '", arg.name, "': expected ", expected,
+                                          " dimensions, got ", t.ndim, " (shape ", shape_string(t), ")"));
+}
+
+void check_cuda(Arg arg, const TensorRef& t) {
+    TESSERA_CHECK(t.device.kind == DeviceKind::kCuda, arg.op, ": argument '", arg.name,
+                  "': expected a CUDA tensor, got a tensor on ", device_string(t.device));
+}
+
+void check_same_device(Arg arg, const TensorRef& t, const TensorRef& reference, const char* reference_name) {
+    TESSERA_CHECK(t.device == reference.device, arg.op, ": argument '", arg.name, "': expected the device of '",
+                  reference_name, "' (", device_string(reference.device), "), got ", device_string(t.device));
+}
+
+void check_contiguous(Arg arg, const TensorRef& t) {
+    TESSERA_CHECK(t.is_contiguous(), arg.op, ": argument '", arg.name, "': expected a contiguous tensor, got shape ",
+                  shape_string(t), " with strides ", strides_string(t));
+}
+
+void check_size(Arg arg, const TensorRef& t, int dim, std::int64_t expected) {
+    TESSERA_CHECK(t.size(dim) == expected, arg.op, ": argument '", arg.name, "': expected size ", expected,
+                  " at dim ", dim, ", got shape ", shape_string(t));
+}
+
+}  // namespace tessera::ops

@@ -1,0 +1,28 @@
+// Argument checks shared by every op. Each throws InvalidArgument (TypeMismatch for dtypes) with a message of the
+// form "<op>: argument '<name>': expected <what>, got <value>", before anything is launched.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+
+#include "tessera/error.hpp"
+#include "tessera/tensor.hpp"
+
+namespace tessera::ops {
+
+struct Arg {
+    const char* op;
+    const char* name;
+};
+
+std::string shape_string(const TensorRef& t);
+std::string strides_string(const TensorRef& t);
+
+void check_dtype(Arg arg, const TensorRef& t, std::initializer_list<DType> allowed);
+void check_ndim(Arg arg, const TensorRef& t, std::initializer_list<int> allowed);
+void check_cuda(Arg arg, const TensorRef& t);
+void check_same_device(Arg arg, const TensorRef& t, const TensorRef& reference, const char* reference_name);
+void check_contiguous(Arg arg, const TensorRef& t);
+void check_size(Arg arg, const TensorRef& t, int dim, std::int64_t expected);
+
+}  // namespace tessera::ops

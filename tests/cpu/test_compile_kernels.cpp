@@ -1,0 +1,58 @@
+// Every kernel of the catalog compiles for sm_90a through NVRTC and NVCC, with the no-spill check on.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "jit/jit.hpp"
+#include "jit/kernel_catalog.hpp"
+#include "test_helpers.hpp"
+#include "tessera/error.hpp"
+
+using namespace tessera;
+
+class CompileKernels : public ::testing::TestWithParam<CompilerKind> {};
+
+TEST_P(CompileKernels, AllCatalogKernelsCompileWithoutSpills) {
+    const auto cache = test::make_temp_dir("tessera-cache");
+    jit::Jit j(test::test_options(cache, GetParam()));
+    for (const jit::KernelSpec& spec : jit::catalog_specs("all")) {
+        SCOPED_TRACE(spec.describe());
+        const jit::BuildResult r = j.build(spec);
+        EXPECT_TRUE(r.compiled);
+        EXPECT_GT(r.cubin.size(), 1000u);
+        EXPECT_EQ(r.cubin.substr(0, 4), std::string("\x7f" "ELF"));
+        const jit::PtxasUsage u = jit::parse_ptxas_usage(r.log);
+        EXPECT_GT(u.registers, 0) << r.log;
+        EXPECT_EQ(u.spill_store_bytes + u.spill_load_bytes + u.stack_frame_bytes, 0) << r.log;
+    }
+    std::filesystem::remove_all(cache);
+}
+
+INSTANTIATE_TEST_SUITE_P(Compilers, CompileKernels, ::testing::Values(CompilerKind::kNvrtc, CompilerKind::kNvcc),
+                         [](const auto& info) { return info.param == CompilerKind::kNvrtc ? "nvrtc" : "nvcc"; });
+
+TEST(PtxasReport, ParsesUsageAndFlagsLocalMemory) {
+    const char* clean =
+        "ptxas info    : Compiling entry function 'k' for 'sm_90a'\n"
+        "ptxas info    : Function properties for k\n"
+        "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+        "ptxas info    : Used 168 registers, used 1 barriers, 432 bytes cmem[0]\n";
+    const jit::PtxasUsage u = jit::parse_ptxas_usage(clean);
+    EXPECT_EQ(u.registers, 168);
+    EXPECT_NO_THROW(jit::check_no_local_memory(clean, "k"));
+    const char* spilling =
+        "ptxas info    : Function properties for k\n"
+        "    24 bytes stack frame, 16 bytes spill stores, 8 bytes spill loads\n"
+        "ptxas info    : Used 255 registers\n";
+    EXPECT_EQ(jit::parse_ptxas_usage(spilling).spill_store_bytes, 16);
+    EXPECT_THROW(jit::check_no_local_memory(spilling, "k"), CompileError);
+    EXPECT_THROW(jit::check_no_local_memory("no report", "k"), CompileError);
+}
+
+TEST(KernelSource, OnlyTesseraIncludesAreAllowed) {
+    EXPECT_THROW(jit::parse_includes("#include <cuda.h>\n", "x"), CompileError);
+    EXPECT_THROW(jit::parse_includes("  #  include \"local.h\"\n", "x"), CompileError);
+    const auto incs = jit::parse_includes("// c\n#include <tessera/a.cuh>\n#pragma once\n", "x");
+    ASSERT_EQ(incs.size(), 1u);
+    EXPECT_EQ(incs[0], "tessera/a.cuh");
+}
