@@ -8,7 +8,12 @@ torch = pytest.importorskip('torch')
 
 import tessera.testing as testing  # noqa: E402  (module import: keeps pytest off `test_filter`)
 
-needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a CUDA device')
+
+
+def needs_cuda(fn):
+    # `gpu` is the marker tests/run_pytest.py selects on; skipif covers a plain pytest run.
+    skip = pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a CUDA device')
+    return pytest.mark.gpu(skip(fn))
 
 
 def test_namespace_shape():

@@ -32,9 +32,11 @@ TESSERA_DEVICE uint32_t map_shared_rank(uint32_t addr, uint32_t cta_rank) {
     return remote;
 }
 
-// wraps mbarrier.arrive.release.cluster.shared::cluster.b64 on an address from map_shared_rank.
+// wraps mbarrier.arrive.shared::cluster.b64 on an address from map_shared_rank (default .release.cta semantics).
+// NOTE: the consumers only read the stage through wgmma (completed by wait_group) before arriving, so there are no
+// generic writes to publish at cluster scope; .release.cluster would add a MEMBAR.ALL.GPU to every release.
 TESSERA_DEVICE void mbarrier_arrive_cluster(uint32_t remote_bar) {
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote_bar) : "memory");
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote_bar) : "memory");
 }
 
 // The try_wait idiom: spin on mbarrier.try_wait.parity until the phase with parity `parity` has completed.
@@ -45,20 +47,6 @@ TESSERA_DEVICE void mbarrier_wait(uint32_t bar, uint32_t parity) {
         asm volatile(
             "{\n.reg .pred p;\n"
             "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-            "selp.u32 %0, 1, 0, p;\n}\n"
-            : "=r"(done)
-            : "r"(bar), "r"(parity)
-            : "memory");
-    } while (done == 0);
-}
-
-// Same idiom with acquire at cluster scope: used when the arrivals may come from the peer CTA of a cluster.
-TESSERA_DEVICE void mbarrier_wait_cluster(uint32_t bar, uint32_t parity) {
-    uint32_t done;
-    do {
-        asm volatile(
-            "{\n.reg .pred p;\n"
-            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
             "selp.u32 %0, 1, 0, p;\n}\n"
             : "=r"(done)
             : "r"(bar), "r"(parity)

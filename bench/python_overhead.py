@@ -1,0 +1,42 @@
+"""Host time per cached Python call, with the GPU kept busy so launches queue and only the host path is timed.
+
+Prints one JSON line per entry point. Usage: python bench/python_overhead.py
+"""
+import json
+import time
+
+import torch
+
+import tessera
+from tessera import _C
+
+
+def host_us_per_call(fn, calls=2000, repeats=5):
+    fn()
+    torch.cuda.synchronize()
+    best = []
+    for _ in range(repeats):
+        torch.cuda._sleep(200_000_000)  # ~0.1 s of GPU work ahead of the launches
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        best.append((time.perf_counter() - start) / calls * 1e6)
+        torch.cuda.synchronize()
+    best.sort()
+    return best[len(best) // 2]
+
+
+def main():
+    sf = torch.randn(4096, 56, device="cuda")
+    out = torch.empty_strided(sf.shape, (1, 4096), device="cuda")
+    rows = {
+        "_C.transpose_sf_to_mn_major (binding + launch)": lambda: _C.transpose_sf_to_mn_major(sf, out),
+        "tessera.get_mn_major_tma_aligned_tensor (pass-through)": lambda: tessera.get_mn_major_tma_aligned_tensor(out),
+        "torch.empty_strided (reference point)": lambda: torch.empty_strided(sf.shape, (1, 4096), device="cuda"),
+    }
+    for name, fn in rows.items():
+        print(json.dumps({"bench": "python_host_overhead", "entry": name, "host_us_per_call": round(host_us_per_call(fn), 3)}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,443 @@
+// FP8 dense GEMM with fine-grained scaling for SM90 (sm_90a): persistent CTAs, warp specialization, TMA + wgmma.
+//
+// Math, kb = 128-wide K block, all sums in FP32:
+//   kMode 0 ("1D2D"): D[m,n]  = sum_kb (A_kb B_kb^T)[m,n] * sa[m,kb] * sb[n/128,kb]     D BF16
+//   kMode 1 ("1D1D"): D[m,n] += sum_kb (A_kb B_kb^T)[m,n] * sa[m,kb] * sb[n,kb]         D FP32 (TMA reduce-add)
+//
+// Operands (docs/fp8_gemm_kernel.md has the exact tensor maps):
+//   A e4m3 [M,K] K-major, B e4m3 [N,K] K-major; TMA boxes [128 K][kBlockM or kBlockN rows], 128B swizzle.
+//   K % 16 == 0 (16-byte global strides); a partial last K block is zero-filled by TMA, so the math is unaffected.
+//   SFA FP32, element (m,kb) at kb*align(M,4) + m: TMA box [kBlockM][1]. 1D1D SFB is the same over N, box [kBlockN][1].
+//   1D2D SFB FP32 [ceil(N/128)][ceil(K/128)] row-major, read with ordinary loads by the producer thread, which
+//   writes the (at most two) values a tile needs per k-block into the stage, next to the TMA data.
+//   D row-major, written per 64-row slice by TMA stores that clip at M and N.
+//
+// Warp roles (kNumMathWarpgroups = 1 or 2 consumer warpgroups, then one producer warpgroup):
+//   threads [0, 128*W)         consumers: wgmma + scale promotion + epilogue; setmaxnreg.inc to kMathRegs (232/248)
+//   threads [128*W, 128*W+128) producer: one elected thread issues every TMA; setmaxnreg.dec to kProducerRegs (40)
+//   Consumer warpgroup g owns rows w*64*W + g*64 .. +64 of the tile for each wave w < kNumWaves (kBlockM/(64*W)).
+//
+// Barrier protocol (S = kNumStages, ring state persists across tiles):
+//   full[s]  count 1: the producer's arrive.expect_tx(A+B+SFA(+SFB) box bytes, OOB fill included); TMA completes tx.
+//   empty[s] count kClusterSize * (math warps): one arrival per consumer warp per CTA of the cluster.
+//   Producer per k-block: wait empty[s] (parity phase^1; a fresh barrier passes), issue TMA, arrive.expect_tx(full[s]).
+//   Consumer per k-block: wait full[s] (parity phase), read the stage's scales, wgmma into a temporary accumulator,
+//   wait_group 0, release empty[s] (before the promotion FFMAs so the next TMA overlaps them), promote.
+//   Cluster of 2: lane i of each consumer warp arrives on CTA i's empty[s] whenever the peer has a tile, even for
+//   tiles that do not multicast; this keeps the two rings in lock step, so a multicast into the peer never lands in
+//   a stage the peer still reads. Without a peer tile both lanes arrive locally. Only rank 0 issues a multicast
+//   load; both CTAs expect its bytes. Before exit each producer waits one more pass over the empty ring, so no CTA
+//   leaves while remote arrivals to its barriers are in flight.
+//   Epilogue, per consumer warpgroup (named barrier 1 + g): warp 0 waits wait_group.read 0 for the previous tile's
+//   stores, bar, write the slice (stmatrix / st.shared) into the swizzled D tile, fence.proxy.async, bar, warp 0
+//   issues the TMA stores and commits. The stores overlap the next tile's mainloop.
+//
+// Shared memory (kSmemBytes = sizeof(SharedStorage), base 1024-byte aligned):
+//   align(S*(4*kBlockM + sfb_stage + 16), 1024) + D tile (kBlockM*kBlockN*out_bytes) + S*128*(kBlockM + kBlockN)
+//   sfb_stage = 8 (1D2D: two floats) or 4*kBlockN (1D1D); every A/B stage and the D tile start on 1 KB.
+#pragma once
+
+#include <tessera/common.cuh>
+#include <tessera/prims/epilogue.cuh>
+#include <tessera/prims/pipeline.cuh>
+#include <tessera/prims/promote.cuh>
+#include <tessera/prims/scheduler.cuh>
+#include <tessera/prims/smem_desc.cuh>
+#include <tessera/ptx/mbarrier.cuh>
+#include <tessera/ptx/memory.cuh>
+#include <tessera/ptx/sync.cuh>
+#include <tessera/ptx/tma.cuh>
+#include <tessera/ptx/wgmma.cuh>
+#include <tessera/ptx/wgmma_e4m3.cuh>
+
+namespace tessera::sm90 {
+
+namespace fp8_gemm_detail {
+
+// Optional Config::kRasterAlongM (default: along M unless A is multicast, which needs pairs along N).
+template <class C, class = void>
+struct RasterAlongM {
+    static constexpr bool value = C::kClusterN == 1;
+};
+template <class C>
+struct RasterAlongM<C, decltype(void(C::kRasterAlongM))> {
+    static constexpr bool value = C::kRasterAlongM != 0;
+};
+
+constexpr int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
+
+}  // namespace fp8_gemm_detail
+
+template <class Config>
+struct Fp8GemmKernel {
+    static constexpr bool kIs1D1D = Config::kMode == 1;
+    static constexpr int kBlockM = Config::kBlockM;
+    static constexpr int kBlockN = Config::kBlockN;
+    static constexpr int kBlockK = Config::kBlockK;
+    static constexpr int kNumStages = Config::kNumStages;
+    static constexpr int kNumMathWarpgroups = Config::kNumMathWarpgroups;
+    static constexpr int kClusterM = Config::kClusterM;  // 2: the pair shares B (same n, adjacent m)
+    static constexpr int kClusterN = Config::kClusterN;  // 2: the pair shares A (same m, adjacent n)
+    static constexpr int kClusterSize = kClusterM * kClusterN;
+    static constexpr bool kRasterAlongM = fp8_gemm_detail::RasterAlongM<Config>::value;
+
+    static constexpr int kWaveRows = 64 * kNumMathWarpgroups;  // rows covered by one wgmma per consumer warpgroup
+    static constexpr int kNumWaves = kBlockM / kWaveRows;
+    static constexpr int kNumMathThreads = 128 * kNumMathWarpgroups;
+    static constexpr int kNumThreads = kNumMathThreads + 128;
+    static constexpr int kProducerRegs = 40;
+    static constexpr int kMathRegs = kNumMathWarpgroups == 1 ? 248 : 232;
+
+    // Registers per consumer thread: the FP32 main accumulator (kNumWaves * kBlockN/2), one temporary wgmma
+    // accumulator, and for 1D1D the B scales of one wgmma. If that exceeds the budget, each k-block's wgmma is split
+    // along N into kNumNSplits batches that reuse one smaller temporary.
+    static constexpr int kFinalRegs = kBlockN / 2;
+    static constexpr int kAccumBudget = kMathRegs - 32;
+    static constexpr int pick_num_n_splits() {
+        for (int s = 1; s <= 4; s *= 2) {
+            const int regs = kNumWaves * kFinalRegs + kBlockN / (2 * s) + (kIs1D1D ? kBlockN / (4 * s) : 0);
+            if (kBlockN % (8 * s) == 0 && regs <= kAccumBudget) return s;
+        }
+        return 0;
+    }
+    static constexpr int kNumNSplits = pick_num_n_splits();
+    static constexpr int kWgmmaN = kNumNSplits > 0 ? kBlockN / kNumNSplits : 8;
+    static constexpr int kSplitChunks = kWgmmaN / 8;  // 8-column accumulator chunks per wgmma
+
+    // 1D2D: a tile spans one or two 128-wide B-scale blocks. kSbStep = chunks between possible block boundaries.
+    static constexpr bool kUniformSb = 128 % kBlockN == 0;
+    static constexpr int kSbStep = fp8_gemm_detail::gcd(kBlockN, 128) / 8;
+
+    static constexpr int kOutBytes = kIs1D1D ? 4 : 2;
+    using OutTile = prims::SwizzledOutputTile<kBlockN, kBlockM, kOutBytes>;
+    static constexpr int kStoreBoxM = 64;  // one TMA store box per (consumer warpgroup, wave, atom)
+    static constexpr int kStoreBoxN = OutTile::kAtomCols;
+    static constexpr int kSwizzleDBytes = OutTile::kSwizzleBytes;
+
+    static constexpr int kSfbStageFloats = kIs1D1D ? kBlockN : 2;
+    static constexpr uint32_t kTxBytes =
+        (kBlockM + kBlockN) * kBlockK + kBlockM * 4 + (kIs1D1D ? kBlockN * 4 : 0);
+    static constexpr uint32_t kEpilogueBarrierBase = 1;  // named barrier ids 1, 2; id 0 is __syncthreads
+
+    // ---------------------------------------------------------------------------------------------------------------
+    struct Params {
+        TmaDescriptor tensor_map_a;    // A e4m3 [M, K]
+        TmaDescriptor tensor_map_b;    // B e4m3 [N, K]
+        TmaDescriptor tensor_map_sfa;  // SFA fp32 [ceil(K/128)][align(M,4)]
+        TmaDescriptor tensor_map_sfb;  // 1D1D: SFB fp32 [ceil(K/128)][align(N,4)]; 1D2D: unused
+        TmaDescriptor tensor_map_d;    // D [M, N], bf16 (1D2D) or fp32 (1D1D)
+        const float* sfb;              // 1D2D: SFB fp32 [ceil(N/128)][ceil(K/128)] row-major; 1D1D: unused
+        uint32_t m, n, k;              // read only where the Config shape constant is kDynamic
+    };
+
+    // Small arrays first, then the 1 KB-aligned tiles: sizeof has no tail padding because every tile is a multiple of
+    // 1 KB.
+    struct SharedStorage {
+        float sfa[kNumStages][kBlockM];          // [stage][kBlockM] fp32, TMA
+        float sfb[kNumStages][kSfbStageFloats];  // 1D1D: [stage][kBlockN] fp32, TMA; 1D2D: [stage][lo, hi] block scales
+        uint64_t full_barriers[kNumStages];
+        uint64_t empty_barriers[kNumStages];
+        alignas(1024) uint8_t d[OutTile::kBytes];                  // [atom][kBlockM][atom bytes], store swizzle
+        alignas(1024) uint8_t a[kNumStages][kBlockM * kBlockK];  // [stage][kBlockM][128] e4m3, 128B swizzle
+        alignas(1024) uint8_t b[kNumStages][kBlockN * kBlockK];  // [stage][kBlockN][128] e4m3, 128B swizzle
+    };
+    static constexpr int kSmemBytes = static_cast<int>(sizeof(SharedStorage));
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Preconditions
+    static_assert(Config::kMode == 0 || Config::kMode == 1, "kMode: 0 = 1D2D (BF16 out), 1 = 1D1D (FP32 accumulate)");
+    static_assert(kBlockK == 128, "one wgmma batch per 128-K scale block: kBlockK must equal the scale granularity");
+    static_assert(kNumMathWarpgroups == 1 || kNumMathWarpgroups == 2, "one or two consumer warpgroups");
+    static_assert(kBlockM % kWaveRows == 0 && (kNumWaves == 1 || kNumWaves == 2),
+                  "kBlockM = 64 * kNumMathWarpgroups * (1 or 2): wgmma rows are 64 per warpgroup");
+    static_assert(kBlockN % 8 == 0 && kBlockN >= 8 && kBlockN <= 256, "wgmma N is a multiple of 8 in [8, 256]");
+    static_assert(kIs1D1D || kBlockN <= 128 || kBlockN - 128 <= fp8_gemm_detail::gcd(kBlockN, 128),
+                  "1D2D: a tile may span at most two 128-wide B-scale blocks (legal above 128: 136,144,160,192,256)");
+    static_assert(kNumNSplits > 0, "accumulators do not fit the consumer register budget: lower kBlockN or kBlockM");
+    static_assert(kNumStages >= 2, "the ring needs at least two stages to overlap TMA with wgmma");
+    static_assert(kClusterM >= 1 && kClusterN >= 1 && kClusterSize <= 2, "clusters of at most two CTAs");
+    static_assert(Config::kNumSMs % kClusterSize == 0, "the grid must be whole clusters");
+    static_assert(kClusterSize == 1 || Config::kGroupSize % 2 == 0, "pairs must not straddle rasterization groups");
+    static_assert(kClusterM == 1 || kRasterAlongM, "B multicast pairs adjacent m-blocks: raster along M");
+    static_assert(kClusterN == 1 || !kRasterAlongM, "A multicast pairs adjacent n-blocks: raster along N");
+    static_assert(Config::kShapeK == kDynamic || Config::kShapeK % 16 == 0, "K rows need 16-byte strides for TMA");
+    static_assert(Config::kShapeN == kDynamic || Config::kShapeN % (kIs1D1D ? 4 : 8) == 0,
+                  "D rows need 16-byte strides for TMA");
+    static_assert(kTxBytes < (1u << 20), "mbarrier transaction counts are 20-bit");
+    static_assert(kSmemBytes <= 232448, "exceeds the 227 KB of dynamic shared memory per block on SM90");
+    static_assert(sizeof(Params) <= 4096, "kernel parameters are limited to 4 KB");
+
+    using Scheduler = prims::PersistentTileScheduler<kBlockM, kBlockN, Config::kGroupSize, kClusterSize, kRasterAlongM>;
+    using Ring = prims::RingState<kNumStages>;
+
+    TESSERA_DEVICE static uint32_t shape_m(const Params& p) {
+        if constexpr (Config::kShapeM != kDynamic) return Config::kShapeM;
+        else return p.m;
+    }
+    TESSERA_DEVICE static uint32_t shape_n(const Params& p) {
+        if constexpr (Config::kShapeN != kDynamic) return Config::kShapeN;
+        else return p.n;
+    }
+    TESSERA_DEVICE static uint32_t shape_k(const Params& p) {
+        if constexpr (Config::kShapeK != kDynamic) return Config::kShapeK;
+        else return p.k;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    TESSERA_DEVICE static void load(bool multicast, void* dst, const TmaDescriptor& desc, uint32_t bar, int32_t c0,
+                                    int32_t c1) {
+        if (multicast) ptx::tma_load_2d_multicast(ptx::smem_addr(dst), desc, bar, c0, c1, 0b11);
+        else ptx::tma_load_2d(ptx::smem_addr(dst), desc, bar, c0, c1);
+    }
+
+    // One thread. Walks the same tile sequence as the consumers and fills the ring.
+    TESSERA_DEVICE static void produce(const Params& p, SharedStorage& smem) {
+        const uint32_t n = shape_n(p);
+        const uint32_t num_k_blocks = ceil_div(shape_k(p), 128u);
+        const uint32_t rank = kClusterSize > 1 ? ptx::cluster_cta_rank() : 0;
+        Scheduler scheduler(shape_m(p), n, blockIdx.x, Config::kNumSMs);
+        Ring ring;
+        prims::TileCoord tile;
+        while (scheduler.next(tile)) {
+            const int32_t m0 = static_cast<int32_t>(tile.m_block * kBlockM);
+            const int32_t n0 = static_cast<int32_t>(tile.n_block * kBlockN);
+            // With multicast, rank 0 loads the shared operand for both CTAs and rank 1 skips it.
+            const bool multicast_a = kClusterN == 2 && tile.multicast;
+            const bool multicast_b = kClusterM == 2 && tile.multicast;
+            const bool issue_a = !multicast_a || rank == 0;
+            const bool issue_b = !multicast_b || rank == 0;
+
+            // 1D2D: rows of SFB for the tile's first and (if it straddles a 128 boundary inside N) second block.
+            const float* sfb_lo = nullptr;
+            const float* sfb_hi = nullptr;
+            if constexpr (!kIs1D1D) {
+                const uint32_t nb = static_cast<uint32_t>(n0) / 128;
+                sfb_lo = p.sfb + nb * num_k_blocks;
+                const bool straddles = (n0 % 128) + kBlockN > 128 && (nb + 1) * 128 < n;
+                sfb_hi = straddles ? sfb_lo + num_k_blocks : sfb_lo;
+            }
+            for (uint32_t kb = 0; kb < num_k_blocks; ++kb) {
+                // PERF: the scale loads are issued before the empty wait so their latency hides behind it.
+                float sb_lo = 0.f, sb_hi = 0.f;
+                if constexpr (!kIs1D1D) {
+                    sb_lo = ptx::ld_global_nc(sfb_lo + kb);
+                    sb_hi = ptx::ld_global_nc(sfb_hi + kb);
+                }
+                const uint32_t s = ring.stage;
+                ptx::mbarrier_wait(ptx::smem_addr(&smem.empty_barriers[s]), ring.phase ^ 1u);
+
+                const uint32_t full = ptx::smem_addr(&smem.full_barriers[s]);
+                const int32_t k0 = static_cast<int32_t>(kb * kBlockK);
+                if (issue_a) {
+                    load(multicast_a, smem.a[s], p.tensor_map_a, full, k0, m0);
+                    load(multicast_a, smem.sfa[s], p.tensor_map_sfa, full, m0, static_cast<int32_t>(kb));
+                }
+                if (issue_b) {
+                    load(multicast_b, smem.b[s], p.tensor_map_b, full, k0, n0);
+                    if constexpr (kIs1D1D) load(multicast_b, smem.sfb[s], p.tensor_map_sfb, full, n0, static_cast<int32_t>(kb));
+                }
+                if constexpr (!kIs1D1D) {
+                    // Plain stores; the arrive below releases them to the consumers' acquiring wait.
+                    smem.sfb[s][0] = sb_lo;
+                    smem.sfb[s][1] = sb_hi;
+                }
+                ptx::mbarrier_arrive_expect_tx(full, kTxBytes);
+                ring.advance();
+            }
+        }
+        if constexpr (kClusterSize > 1) {
+            // Wait for the release of every stage still in use: after this no remote arrival can target this CTA.
+            for (int i = 0; i < kNumStages; ++i) {
+                ptx::mbarrier_wait(ptx::smem_addr(&smem.empty_barriers[ring.stage]), ring.phase ^ 1u);
+                ring.advance();
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    TESSERA_DEVICE static void release(SharedStorage& smem, uint32_t stage, bool peer_alive, uint32_t lane) {
+        const uint32_t bar = ptx::smem_addr(&smem.empty_barriers[stage]);
+        if constexpr (kClusterSize == 1) {
+            if (lane == 0) ptx::mbarrier_arrive(bar);
+        } else if (lane < 2) {
+            const uint32_t target = peer_alive ? lane : ptx::cluster_cta_rank();
+            ptx::mbarrier_arrive_cluster(ptx::map_shared_rank(bar, target));
+        }
+    }
+
+    // Fold split `s` of wave `w`'s temporary accumulator into the main one.
+    template <int kSplit>
+    TESSERA_DEVICE static void promote(float* dst, const float* tmp, float sa0, float sa1, float sb_lo, float sb_hi,
+                                       const float* sb_cols, uint32_t former) {
+        constexpr int kBase = kSplit * kSplitChunks;
+        if constexpr (kIs1D1D) {
+            prims::promote_per_column<kSplitChunks>(dst, tmp, sa0, sa1, sb_cols);
+        } else if constexpr (kUniformSb) {
+            prims::promote_uniform<kSplitChunks>(dst, tmp, sa0 * sb_lo, sa1 * sb_lo);
+        } else if constexpr (kBlockN % 128 == 0) {
+            // The boundary sits at tile column 128 for every tile.
+            constexpr int kLocal = 16 - kBase < 0 ? 0 : (16 - kBase > kSplitChunks ? kSplitChunks : 16 - kBase);
+            prims::promote_two_blocks<kSplitChunks, kLocal>(dst, tmp, sa0 * sb_lo, sa1 * sb_lo, sa0 * sb_hi,
+                                                            sa1 * sb_hi);
+        } else {
+            prims::promote_two_blocks_dispatch<kSplitChunks, kBase, kSbStep>(former, dst, tmp, sa0 * sb_lo,
+                                                                             sa1 * sb_lo, sa0 * sb_hi, sa1 * sb_hi);
+        }
+    }
+
+    // One wgmma batch (4 x k32) of wave w, split s, stage `stage`, into tmp; returns after wait_group 0.
+    template <int kSplit>
+    TESSERA_DEVICE static void mma(SharedStorage& smem, uint32_t stage, uint32_t a_row, float (&tmp)[kWgmmaN / 2]) {
+        const uint64_t desc_a = prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.a[stage]) + a_row * kBlockK);
+        const uint64_t desc_b = prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.b[stage]) + kSplit * kWgmmaN * kBlockK);
+        ptx::wgmma_fence();
+#pragma unroll
+        for (int i = 0; i < kWgmmaN / 2; ++i) ptx::fence_operand(tmp[i]);
+#pragma unroll
+        for (int k = 0; k < kBlockK / 32; ++k) {
+            // The first k32 step overwrites tmp (scale-d = 0): each 128-K block starts from zero.
+            ptx::wgmma_m64k32_e4m3(tmp, prims::advance_desc(desc_a, k * 32), prims::advance_desc(desc_b, k * 32), k);
+        }
+        ptx::wgmma_commit_group();
+        ptx::wgmma_wait_group<0>();
+#pragma unroll
+        for (int i = 0; i < kWgmmaN / 2; ++i) ptx::fence_operand(tmp[i]);
+    }
+
+    template <int kSplit>
+    TESSERA_DEVICE static void mma_and_promote(SharedStorage& smem, uint32_t stage, uint32_t wg, uint32_t lane,
+                                               bool peer_alive, uint32_t former, const float (&sa)[kNumWaves][2],
+                                               float sb_lo, float sb_hi, float (&acc)[kNumWaves][kFinalRegs],
+                                               float (&tmp)[kWgmmaN / 2]) {
+#pragma unroll
+        for (int w = 0; w < kNumWaves; ++w) {
+            // 1D1D: this thread's B scales for the split, read before the release below lets TMA overwrite them.
+            float sb_cols[kIs1D1D ? 2 * kSplitChunks : 1];
+            if constexpr (kIs1D1D) {
+#pragma unroll
+                for (int i = 0; i < kSplitChunks; ++i) {
+                    const uint32_t col = kSplit * kWgmmaN + i * 8 + (lane % 4) * 2;
+                    sb_cols[2 * i + 0] = smem.sfb[stage][col];
+                    sb_cols[2 * i + 1] = smem.sfb[stage][col + 1];
+                }
+            }
+            mma<kSplit>(smem, stage, w * kWaveRows + wg * 64, tmp);
+            if (w == kNumWaves - 1 && kSplit == kNumNSplits - 1) release(smem, stage, peer_alive, lane);
+            promote<kSplit>(acc[w] + kSplit * kSplitChunks * 4, tmp, sa[w][0], sa[w][1], sb_lo, sb_hi, sb_cols,
+                            former);
+        }
+        if constexpr (kSplit + 1 < kNumNSplits) {
+            mma_and_promote<kSplit + 1>(smem, stage, wg, lane, peer_alive, former, sa, sb_lo, sb_hi, acc, tmp);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    TESSERA_DEVICE static void store_tile(const Params& p, SharedStorage& smem, const float (&acc)[kNumWaves][kFinalRegs],
+                                          const prims::TileCoord& tile, uint32_t wg, uint32_t warp, uint32_t lane) {
+        const uint32_t barrier = kEpilogueBarrierBase + wg;
+        const uint32_t tile_addr = ptx::smem_addr(smem.d);
+        // The previous tile's stores (issued by warp 0) must have read the slice before it is overwritten.
+        if (warp == 0) ptx::bulk_wait_group_read<0>();
+        ptx::named_barrier_sync(barrier, 128);
+#pragma unroll
+        for (int w = 0; w < kNumWaves; ++w) {
+            const uint32_t row_base = w * kWaveRows + wg * 64;
+            if constexpr (kIs1D1D) OutTile::template write_f32<kBlockN / 8>(tile_addr, acc[w], row_base, warp, lane);
+            else OutTile::template write_bf16<kBlockN / 8>(tile_addr, acc[w], row_base, warp, lane);
+        }
+        ptx::fence_proxy_async();  // generic smem writes -> visible to the TMA (async proxy) reads
+        ptx::named_barrier_sync(barrier, 128);
+        if (warp == 0) {
+            for (uint32_t t = lane; t < kNumWaves * OutTile::kNumAtoms; t += 32) {
+                const uint32_t w = t / OutTile::kNumAtoms, atom = t % OutTile::kNumAtoms;
+                const uint32_t row_base = w * kWaveRows + wg * 64;
+                const uint32_t src = tile_addr + atom * OutTile::kAtomStride + row_base * OutTile::kAtomBytes;
+                const int32_t c0 = static_cast<int32_t>(tile.n_block * kBlockN + atom * OutTile::kAtomCols);
+                const int32_t c1 = static_cast<int32_t>(tile.m_block * kBlockM + row_base);
+                if constexpr (kIs1D1D) ptx::tma_reduce_add_2d(p.tensor_map_d, src, c0, c1);
+                else ptx::tma_store_2d(p.tensor_map_d, src, c0, c1);
+            }
+            ptx::bulk_commit_group();
+        }
+    }
+
+    TESSERA_DEVICE static void consume(const Params& p, SharedStorage& smem, uint32_t wg, uint32_t warp,
+                                       uint32_t lane) {
+        const uint32_t num_k_blocks = ceil_div(shape_k(p), 128u);
+        const uint32_t row0 = wg * 64 + warp * 16 + lane / 4;  // this thread's first fragment row within a wave
+        Scheduler scheduler(shape_m(p), shape_n(p), blockIdx.x, Config::kNumSMs);
+        Ring ring;
+        prims::TileCoord tile;
+        float tmp[kWgmmaN / 2];  // [kWgmmaN/2] fp32 wgmma accumulator of one 128-K block
+#pragma unroll
+        for (int i = 0; i < kWgmmaN / 2; ++i) tmp[i] = 0.f;
+        while (scheduler.next(tile)) {
+            float acc[kNumWaves][kFinalRegs];  // [wave][kBlockN/2] fp32 main accumulator, wgmma fragment layout
+#pragma unroll
+            for (int w = 0; w < kNumWaves; ++w)
+#pragma unroll
+                for (int i = 0; i < kFinalRegs; ++i) acc[w][i] = 0.f;
+            // 1D2D: 8-column chunks of this tile that fall in its first B-scale block (>= tile width: uniform).
+            const uint32_t former = (128 - (tile.n_block * kBlockN) % 128) / 8;
+
+            for (uint32_t kb = 0; kb < num_k_blocks; ++kb) {
+                const uint32_t stage = ring.stage;
+                ptx::mbarrier_wait(ptx::smem_addr(&smem.full_barriers[stage]), ring.phase);
+                // Scales are read before the stage is released.
+                float sa[kNumWaves][2];
+#pragma unroll
+                for (int w = 0; w < kNumWaves; ++w) {
+                    sa[w][0] = smem.sfa[stage][w * kWaveRows + row0];
+                    sa[w][1] = smem.sfa[stage][w * kWaveRows + row0 + 8];
+                }
+                const float sb_lo = kIs1D1D ? 0.f : smem.sfb[stage][0];
+                const float sb_hi = kIs1D1D ? 0.f : smem.sfb[stage][kIs1D1D ? 0 : 1];
+                mma_and_promote<0>(smem, stage, wg, lane, tile.peer_alive, former, sa, sb_lo, sb_hi, acc, tmp);
+                ring.advance();
+            }
+            store_tile(p, smem, acc, tile, wg, warp, lane);
+        }
+        if (warp == 0) ptx::bulk_wait_group<0>();  // the last stores complete before the CTA (and its smem) retires
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    static __device__ void run(const Params& p) {
+        extern __shared__ __attribute__((aligned(1024))) uint8_t tessera_smem[];
+        SharedStorage& smem = *reinterpret_cast<SharedStorage*>(tessera_smem);
+        const uint32_t warp = ptx::warp_id_uniform();
+        const uint32_t lane = ptx::lane_id();
+        constexpr uint32_t kProducerWarp = kNumMathThreads / 32;
+
+        if (warp == kProducerWarp && ptx::elect_one()) {
+            ptx::prefetch_tensormap(p.tensor_map_a);
+            ptx::prefetch_tensormap(p.tensor_map_b);
+            ptx::prefetch_tensormap(p.tensor_map_sfa);
+            if constexpr (kIs1D1D) ptx::prefetch_tensormap(p.tensor_map_sfb);
+            ptx::prefetch_tensormap(p.tensor_map_d);
+        }
+        if (warp == kProducerWarp + 1 && ptx::elect_one()) {
+            for (int s = 0; s < kNumStages; ++s) {
+                ptx::mbarrier_init(ptx::smem_addr(&smem.full_barriers[s]), 1);
+                ptx::mbarrier_init(ptx::smem_addr(&smem.empty_barriers[s]), kClusterSize * kNumMathThreads / 32);
+            }
+            ptx::fence_mbarrier_init();
+        }
+        // Every barrier of both CTAs is initialised before any thread (or peer multicast) uses one.
+        if constexpr (kClusterSize > 1) {
+            ptx::cluster_arrive();
+            ptx::cluster_wait();
+        } else {
+            __syncthreads();
+        }
+
+        if (warp >= kProducerWarp) {
+            ptx::setmaxnreg_dec<kProducerRegs>();
+            if (warp == kProducerWarp && ptx::elect_one()) produce(p, smem);
+        } else {
+            ptx::setmaxnreg_inc<kMathRegs>();
+            consume(p, smem, warp / 4, warp % 4, lane);
+        }
+    }
+};
+
+}  // namespace tessera::sm90

@@ -1,0 +1,34 @@
+"""tessera: FP8/BF16 tensor-core kernels for NVIDIA Hopper, a drop-in for DeepGEMM's SM90 API.
+
+    import tessera as deep_gemm
+
+Importing tessera does not initialize CUDA: the driver is loaded at the first kernel call, so a forked process can
+still use CUDA, and the package imports on machines without a GPU.
+"""
+import os as _os
+
+import torch  # noqa: F401  (tensors are torch tensors; importing torch does not initialize CUDA)
+
+from . import _C
+
+__version__ = "2.6.1+tessera.0.1.0"
+
+# Kernel headers: the copy bundled with an installed wheel, unless TESSERA_KERNEL_DIR says otherwise.
+_bundled_kernels = _os.path.join(_os.path.dirname(__file__), "include")
+if _os.path.isdir(_bundled_kernels) and not _os.environ.get("TESSERA_KERNEL_DIR"):
+    _C.set_kernel_dir(_bundled_kernels)
+
+from ._runtime import (  # noqa: E402
+    set_num_sms, get_num_sms, set_tc_util, get_tc_util, set_pdl, get_pdl, set_ignore_compile_dims,
+    set_block_size_multiple_of,
+)
+from .layout import (  # noqa: E402
+    get_tma_aligned_size, get_mn_major_tma_aligned_tensor, get_mn_major_tma_aligned_packed_ue8m0_tensor,
+    get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor, transform_sf_into_required_layout,
+    set_mk_alignment_for_contiguous_layout, get_mk_alignment_for_contiguous_layout,
+    get_theoretical_mk_alignment_for_contiguous_layout, get_m_alignment_for_contiguous_layout,
+    get_k_alignment_for_contiguous_layout,
+)
+from ._pending import *  # noqa: E402,F401,F403  (names of the contract whose kernels have not landed yet)
+from . import testing, utils  # noqa: E402
+from .utils import *  # noqa: E402,F401,F403

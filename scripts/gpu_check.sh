@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: build, GPU tests (C++ and Python), compute-sanitizer on the GPU test binary, cold
+# compile times with both compilers, and a short benchmark. Full logs go to $OUT (or ./gpu-out); a compact summary
+# is printed last. Needs no network.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+PY=$(command -v python3)
+BUILD=build-gpu
+export TESSERA_CACHE_DIR=/tmp/tessera-cache
+summary=()
+step() {  # step NAME LOGFILE COMMAND...: runs, records pass/fail
+    local name=$1 log=$2; shift 2
+    local start=$SECONDS
+    if "$@" >"$OUT/$log" 2>&1; then summary+=("$name: ok ($((SECONDS - start)) s)"); return 0
+    else summary+=("$name: FAILED ($((SECONDS - start)) s, see $log)"); return 1; fi
+}
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$OUT/gpu.txt" 2>&1
+step configure build.log cmake -S . -B $BUILD -G Ninja -DTESSERA_WERROR=ON -DPython_EXECUTABLE="$PY" &&
+step build build.log ninja -C $BUILD
+if [ -x $BUILD/tessera ]; then
+    step info info.log $BUILD/tessera info
+    step ctest-cpu ctest_cpu.log ctest --test-dir $BUILD -L cpu -j8 --output-on-failure
+    step ctest-gpu ctest_gpu.log ctest --test-dir $BUILD -L gpu --output-on-failure
+    step sanitizer sanitizer.log bash -c "compute-sanitizer --tool memcheck --error-exitcode 1 $BUILD/tests/tessera_gpu_tests && \
+        compute-sanitizer --tool racecheck --error-exitcode 1 $BUILD/tests/tessera_gpu_tests"
+    rm -rf /tmp/tessera-cold && step cold-compile compile.log env TESSERA_CACHE_DIR=/tmp/tessera-cold \
+        $BUILD/tessera compile --compiler both
+    step bench bench.log bash -c "$BUILD/tessera bench && PYTHONPATH=$BUILD/python $PY bench/python_overhead.py"
+fi
+{
+    echo "== gpu"; cat "$OUT/gpu.txt"
+    echo "== tests"; grep -E "tests passed|tests failed|Failed|\*\*\*" "$OUT/ctest_gpu.log" 2>/dev/null | tail -15
+    echo "== sanitizer"; grep -E "ERROR SUMMARY|Error|error" "$OUT/sanitizer.log" 2>/dev/null | tail -6
+    echo "== compile"; grep -E "compiled|FAILED|failed" "$OUT/compile.log" 2>/dev/null | tail -12
+    echo "== bench"; grep -vE "^\{" "$OUT/bench.log" 2>/dev/null | tail -12; grep -E "^\{" "$OUT/bench.log" 2>/dev/null | tail -6
+} | tee "$OUT/summary.txt"
+printf '%s\n' "${summary[@]}" | tee -a "$OUT/summary.txt"
+echo "SUMMARY: $(printf '%s; ' "${summary[@]}")"

@@ -1,0 +1,69 @@
+"""The nanobind module on a machine without torch or a GPU: errors map to Python exceptions with clear messages,
+DLPack (numpy) tensors convert, and nothing crashes without a driver.
+
+tessera/__init__.py needs torch, so _C is loaded here straight from the package folder.
+"""
+import importlib.util
+import pathlib
+
+import pytest
+
+np = pytest.importorskip("numpy")
+
+
+def load_c():
+    spec = importlib.util.find_spec("tessera")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("tessera package not on the path")
+    folder = pathlib.Path(list(spec.submodule_search_locations)[0])
+    candidates = sorted(folder.glob("_C*.so"))
+    if not candidates:
+        pytest.skip("tessera._C not built")
+    module_spec = importlib.util.spec_from_file_location("tessera._C", candidates[0])
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return module
+
+
+C = load_c()
+
+
+def test_tma_aligned_size_and_errors():
+    assert C.get_tma_aligned_size(4097, 4) == 4100
+    assert C.get_tma_aligned_size(7, 1) == 16
+    with pytest.raises(ValueError, match="element_size.*divisor of 16.*got 3"):
+        C.get_tma_aligned_size(7, 3)
+
+
+def test_cpu_tensor_is_a_value_error_naming_the_argument():
+    sf = np.ones((8, 4), dtype=np.float32)
+    out = np.ones((4, 8), dtype=np.float32).T
+    with pytest.raises(ValueError, match="argument 'sf': expected a CUDA tensor, got a tensor on cpu"):
+        C.transpose_sf_to_mn_major(sf, out)
+
+
+def test_wrong_dtype_is_a_type_error():
+    sf = np.ones((8, 4), dtype=np.int32)
+    with pytest.raises(TypeError, match="expected dtype float32, got int32"):
+        C.plan_mn_major_tma_aligned(sf)
+
+
+def test_non_tensor_is_a_type_error():
+    with pytest.raises(TypeError, match="argument 'sf'"):
+        C.plan_mn_major_tma_aligned("not a tensor")
+
+
+def test_plan_reports_layout_without_a_gpu():
+    sf = np.ones((4097, 57), dtype=np.float32)
+    pass_through, shape, strides = C.plan_mn_major_tma_aligned(sf)
+    assert not pass_through and shape == (4097, 57) and strides == (1, 4100)
+    mn_major = np.ones((57, 4100), dtype=np.float32).T[:4097]
+    assert C.plan_mn_major_tma_aligned(mn_major)[0]
+
+
+def test_system_info_without_a_driver_does_not_crash():
+    info = C.system_info()
+    assert isinstance(info["driver_loaded"], bool)
+    if not info["driver_loaded"]:
+        assert "no CUDA" in info["driver_error"] or "CUDA driver" in info["driver_error"]
+    assert info["nvrtc"]
