@@ -69,18 +69,32 @@ check 1d2d_128x256_s3        128 256 3  2  1  1  0      0      0
 check 1d2d_256x128_s3_cn2    256 128 3  2  1  2  7168   16384  0
 check 1d2d_128x128_s5_cn2    128 128 5  2  1  2  0      0      0
 check 1d2d_64x24_s12         64  24  12 1  1  1  0      0      0
+check 1d2d_64x16_s21          64  16  21 1  1  1  0      0      0
+check 1d2d_128x128_1wg_s5      128 128 5  1  1  1  0      0      0
+check 1d2d_256x64_s4_cm2      256 64  4  2  2  1  0      0      0
+check 1d2d_128x144_s5_cn2     128 144 5  2  1  2  4096   7168   0
 check 1d1d_128x152_s4_cm2    128 152 4  2  2  1  0      0      1
 check 1d1d_128x128_s4        128 128 4  2  1  1  0      0      1
 check 1d1d_64x120_s8         64  120 8  1  1  1  0      0      1
 check 1d1d_128x160_s3        128 160 3  2  1  1  0      0      1
 check 1d1d_128x24_s8         128 24  8  2  1  1  0      0      1
 check 1d1d_64x256_s3         64  256 3  1  1  1  0      0      1
+check 1d1d_64x152_s6_cn2     64  152 6  1  1  2  0      0      1
 
+# Scheduler tile order (host code).
+"$NVCC" -std=c++20 -arch=sm_90a -I"$ROOT/kernels" -o "$OUT/scheduler_check" "$ROOT/dev/fp8_gemm/scheduler_check.cu"
+"$OUT/scheduler_check" || fail=1
+
+# NVRTC, the JIT's default compiler: same TUs, no host headers, -default-device.
 if [[ "${1:-}" == "--nvrtc" ]]; then
-    g++ -std=c++17 -O1 -o "$OUT/nvrtc_check" "$ROOT/dev/fp8_gemm/nvrtc_check.cpp" -I/usr/local/cuda/include \
-        -L/usr/local/cuda/lib64 -lnvrtc -Wl,-rpath,/usr/local/cuda/lib64
-    for tu in 1d2d_128x128_s5 1d2d_128x160_s4_cm2 1d1d_128x152_s4_cm2 1d2d_256x128_s3_cn2; do
-        "$OUT/nvrtc_check" "$OUT/$tu.cu" "$ROOT/kernels" || fail=1
+    CUDA_HOME="${CUDA_HOME:-$(dirname "$(dirname "$(command -v "$NVCC")")")}"
+    g++ -std=c++17 -O1 -o "$OUT/nvrtc_check" "$ROOT/dev/fp8_gemm/nvrtc_check.cpp" -I"$CUDA_HOME/include" \
+        -L"$CUDA_HOME/lib64" -lnvrtc -Wl,-rpath,"$CUDA_HOME/lib64"
+    for tu in 1d2d_128x128_s5 1d2d_64x112_s9 1d2d_128x160_s4_cm2 1d1d_128x152_s4_cm2 1d2d_256x128_s3_cn2; do
+        log=$("$OUT/nvrtc_check" "$OUT/$tu.cu" "$ROOT/kernels" "$OUT/$tu.nvrtc.cubin") || { echo "$log"; fail=1; continue; }
+        printf '%-28s %s | %s | QGMMA %s\n' "$tu" "$(echo "$log" | head -1 | sed 's/.*NVRTC_SUCCESS //')" \
+            "$(echo "$log" | grep -o '[0-9]* bytes spill stores, [0-9]* bytes spill loads')" \
+            "$("$CUOBJDUMP" -sass "$OUT/$tu.nvrtc.cubin" | grep -c QGMMA)"
     done
 fi
 exit $fail

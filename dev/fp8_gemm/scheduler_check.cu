@@ -1,6 +1,6 @@
 // CPU check of prims::PersistentTileScheduler (compiled as host code by nvcc): every tile is visited exactly once,
 // and for clusters of 2 the CTAs of a pair either multicast on adjacent tiles sharing one operand or both do not.
-// Usage: nvcc -std=c++20 -I kernels -o /tmp/sched dev/fp8_gemm/scheduler_check.cu && /tmp/sched
+// Usage: nvcc -std=c++20 -arch=sm_90a -Ikernels -o /tmp/sched dev/fp8_gemm/scheduler_check.cu && /tmp/sched
 #include <tessera/prims/scheduler.cuh>
 
 #include <cstdio>

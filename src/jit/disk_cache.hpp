@@ -4,6 +4,7 @@
 // The root must be private to the user: a directory others can write to could hold a planted cubin.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 

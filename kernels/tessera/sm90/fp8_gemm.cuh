@@ -34,7 +34,7 @@
 //
 // Shared memory (kSmemBytes = sizeof(SharedStorage), base 1024-byte aligned):
 //   align(S*(4*kBlockM + sfb_stage + 16), 1024) + D tile (kBlockM*kBlockN*out_bytes) + S*128*(kBlockM + kBlockN)
-//   sfb_stage = 8 (1D2D: two floats) or 4*kBlockN (1D1D); every A/B stage and the D tile start on 1 KB.
+//   sfb_stage = 8 (1D2D: two floats) or 4*align(kBlockN,32) (1D1D); every A/B stage and the D tile start on 1 KB.
 #pragma once
 
 #include <tessera/common.cuh>
@@ -114,7 +114,8 @@ struct Fp8GemmKernel {
     static constexpr int kStoreBoxN = OutTile::kAtomCols;
     static constexpr int kSwizzleDBytes = OutTile::kSwizzleBytes;
 
-    static constexpr int kSfbStageFloats = kIs1D1D ? kBlockN : 2;
+    // 1D1D: a TMA destination, padded to 128 bytes so every stage's box starts 128-byte aligned.
+    static constexpr int kSfbStageFloats = kIs1D1D ? align_up(kBlockN, 32) : 2;
     static constexpr uint32_t kTxBytes =
         (kBlockM + kBlockN) * kBlockK + kBlockM * 4 + (kIs1D1D ? kBlockN * 4 : 0);
     static constexpr uint32_t kEpilogueBarrierBase = 1;  // named barrier ids 1, 2; id 0 is __syncthreads
@@ -134,7 +135,7 @@ struct Fp8GemmKernel {
     // 1 KB.
     struct SharedStorage {
         float sfa[kNumStages][kBlockM];          // [stage][kBlockM] fp32, TMA
-        float sfb[kNumStages][kSfbStageFloats];  // 1D1D: [stage][kBlockN] fp32, TMA; 1D2D: [stage][lo, hi] block scales
+        float sfb[kNumStages][kSfbStageFloats];  // 1D1D: [stage][align(kBlockN,32)] fp32, TMA; 1D2D: [stage][lo, hi]
         uint64_t full_barriers[kNumStages];
         uint64_t empty_barriers[kNumStages];
         alignas(1024) uint8_t d[OutTile::kBytes];                  // [atom][kBlockM][atom bytes], store swizzle
@@ -142,6 +143,10 @@ struct Fp8GemmKernel {
         alignas(1024) uint8_t b[kNumStages][kBlockN * kBlockK];  // [stage][kBlockN][128] e4m3, 128B swizzle
     };
     static constexpr int kSmemBytes = static_cast<int>(sizeof(SharedStorage));
+    // The formula docs/fp8_gemm_kernel.md gives the host heuristic must match the struct exactly.
+    static_assert(kSmemBytes == align_up(kNumStages * (4 * kBlockM + 4 * kSfbStageFloats + 16), 1024) +
+                                    OutTile::kBytes + kNumStages * kBlockK * (kBlockM + kBlockN),
+                  "shared-memory plan drifted from the documented formula");
 
     // ---------------------------------------------------------------------------------------------------------------
     // Preconditions
