@@ -2,6 +2,7 @@
 // form "<op>: argument '<name>': expected <what>, got <value>", before anything is launched.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 
