@@ -8,7 +8,7 @@ OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 PY=$(command -v python3)
 BUILD=build-gpu
-export TESSERA_CACHE_DIR=/tmp/tessera-cache
+export TESSERA_CACHE_DIR=/tmp/tessera-cache PYTHONFAULTHANDLER=1
 summary=()
 step() {  # step NAME LOGFILE COMMAND...: runs, records pass/fail
     local name=$1 log=$2; shift 2

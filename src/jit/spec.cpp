@@ -67,7 +67,7 @@ std::string KernelSpec::render() const {
     out += describe();
     out += "\n#include <";
     out += info.header;
-    out += ">\nnamespace {\nstruct Config {\n";
+    out += ">\nnamespace tessera_generated {\nstruct Config {\n";
     for (int i = 0; i < num_fields; ++i) {
         out += "    static constexpr int ";
         out += fields[i].name;
@@ -75,9 +75,9 @@ std::string KernelSpec::render() const {
         out += std::to_string(fields[i].value);
         out += ";\n";
     }
-    out += "};\n}  // namespace\nusing TesseraKernel = ";
+    out += "};\n}  // namespace tessera_generated\nusing TesseraKernel = ";
     out += info.kernel_type;
-    out += "<Config>;\nextern \"C\" __global__ void __launch_bounds__(TesseraKernel::kNumThreads, 1)\n";
+    out += "<tessera_generated::Config>;\nextern \"C\" __global__ void __launch_bounds__(TesseraKernel::kNumThreads, 1)\n";
     out += info.entry;
     out += "(const __grid_constant__ TesseraKernel::Params params) {\n    TesseraKernel::run(params);\n}\n";
     return out;

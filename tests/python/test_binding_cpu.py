@@ -12,6 +12,9 @@ np = pytest.importorskip("numpy")
 
 
 def load_c():
+    import sys
+    if "tessera._C" in sys.modules:  # already imported through the package: never load a second copy
+        return sys.modules["tessera._C"]
     spec = importlib.util.find_spec("tessera")
     if spec is None or not spec.submodule_search_locations:
         pytest.skip("tessera package not on the path")
