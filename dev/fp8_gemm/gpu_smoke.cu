@@ -3,7 +3,7 @@
 // tiles per CTA), and compares against a CPU reference computed from the dequantized inputs. D is poisoned with NaN
 // first (1D2D), so unwritten elements fail.
 // Build: nvcc -std=c++20 -gencode=arch=compute_90a,code=sm_90a -O2 -Ikernels -o dev/fp8_gemm/gpu_smoke.bin \
-//          dev/fp8_gemm/gpu_smoke.cu -lcuda
+//          dev/fp8_gemm/gpu_smoke.cu -L/usr/local/cuda/lib64/stubs -lcuda   (then run it on an H100/H200)
 #include <cuda.h>
 #include <cuda_runtime.h>
 

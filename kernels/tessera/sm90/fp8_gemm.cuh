@@ -170,7 +170,9 @@ struct Fp8GemmKernel {
                   "D rows need 16-byte strides for TMA");
     static_assert(kTxBytes < (1u << 20), "mbarrier transaction counts are 20-bit");
     static_assert(kSmemBytes <= 232448, "exceeds the 227 KB of dynamic shared memory per block on SM90");
-    static_assert(sizeof(Params) <= 4096, "kernel parameters are limited to 4 KB");
+    // The host mirrors Params byte for byte (docs/fp8_gemm_kernel.md: five 128-byte maps at 0..639, sfb at 640,
+    // m/n/k at 648/652/656). NVRTC has no offsetof, so the size and alignment stand guard for the layout.
+    static_assert(sizeof(Params) == 704 && alignof(Params) == 64, "Params layout is part of the host contract");
 
     using Scheduler = prims::PersistentTileScheduler<kBlockM, kBlockN, Config::kGroupSize, kClusterSize, kRasterAlongM>;
     using Ring = prims::RingState<kNumStages>;
