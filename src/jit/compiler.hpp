@@ -15,6 +15,7 @@ struct CompileResult {
     std::string ptx;  // only when options ask for a PTX dump
     std::string log;  // compiler and ptxas output
     double seconds = 0.0;
+    bool spills_checked = false;  // ptxas reported resource usage and it showed no local memory
 };
 
 class Compiler {
@@ -43,7 +44,8 @@ struct PtxasUsage {
 // Parses `ptxas -v` output; registers stays -1 when the log has no report.
 PtxasUsage parse_ptxas_usage(std::string_view log);
 
-// Throws CompileError when the kernel uses local memory (spills or a stack frame).
-void check_no_local_memory(std::string_view log, std::string_view what);
+// Throws CompileError when ptxas' report shows local memory (spills or a stack frame). Returns false when the log
+// holds no report (seen with NVRTC on some machines): the kernel is then checked at load through the driver.
+bool check_no_local_memory(std::string_view log, std::string_view what);
 
 }  // namespace tessera::jit

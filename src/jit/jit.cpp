@@ -19,6 +19,15 @@ Kernel::Kernel(std::string cubin, std::string_view entry, std::string descriptio
     TESSERA_CU_CHECK(d.cuLibraryGetKernel(&kernel_, library_, name.c_str()));
     std::size_t offset = 0;
     TESSERA_CU_CHECK(d.cuKernelGetParamInfo(kernel_, 0, &offset, &param_bytes_));
+    // The no-spill check, again from the loaded code: it also covers compiles whose ptxas report was missing.
+    CUdevice dev = 0;
+    TESSERA_CU_CHECK(d.cuCtxGetDevice(&dev));
+    int local_bytes = 0;
+    TESSERA_CU_CHECK(d.cuKernelGetAttribute(&local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, kernel_, dev));
+    if (local_bytes > 0 && tessera::options().check_spills)
+        throw CompileError(detail::str_cat("kernel ", description_, " uses ", local_bytes,
+                                           " bytes of local memory per thread (spills); set TESSERA_JIT_CHECK_SPILLS=0 "
+                                           "to run it anyway"));
 }
 
 void Kernel::check_param_bytes(std::size_t host_bytes) const {
