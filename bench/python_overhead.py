@@ -29,7 +29,14 @@ def host_us_per_call(fn, calls=2000, repeats=5):
 def main():
     sf = torch.randn(4096, 56, device="cuda")
     out = torch.empty_strided(sf.shape, (1, 4096), device="cuda")
+    from tessera.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
+    a8, sfa = per_token_cast_to_fp8(torch.randn(128, 7168, device="cuda"), use_ue8m0=False)
+    b8, sfb = per_block_cast_to_fp8(torch.randn(2112, 7168, device="cuda"), use_ue8m0=False)
+    sfa = tessera.get_mn_major_tma_aligned_tensor(sfa)
+    d = torch.empty(128, 2112, device="cuda", dtype=torch.bfloat16)
     rows = {
+        "tessera.fp8_gemm_nt 128x2112x7168 (cached)": lambda: tessera.fp8_gemm_nt((a8, sfa), (b8, sfb), d),
+        "_C.fp8_gemm_nt (binding + launch)": lambda: _C.fp8_gemm_nt(a8, sfa, b8, sfb, d, 0),
         "_C.transpose_sf_to_mn_major (binding + launch)": lambda: _C.transpose_sf_to_mn_major(sf, out),
         "tessera.get_mn_major_tma_aligned_tensor (pass-through)": lambda: tessera.get_mn_major_tma_aligned_tensor(out),
         "torch.empty_strided (reference point)": lambda: torch.empty_strided(sf.shape, (1, 4096), device="cuda"),

@@ -26,14 +26,19 @@ if [ -x $BUILD/tessera ]; then
     step ctest-gpu ctest_gpu.log ctest --test-dir $BUILD -L gpu --output-on-failure
     step sanitizer sanitizer.log bash -c "compute-sanitizer --tool memcheck --error-exitcode 1 $BUILD/tests/tessera_gpu_tests && \
         compute-sanitizer --tool racecheck --error-exitcode 1 $BUILD/tests/tessera_gpu_tests"
+    step sanitizer-fp8 sanitizer_fp8.log bash -c "export PYTHONPATH=$BUILD/python; \
+        compute-sanitizer --tool memcheck --error-exitcode 1 $PY -m pytest -q -p no:cacheprovider \
+          tests/python/test_fp8_gemm_gpu.py -k 'test_odd_shapes and (33-136 or 129-4096)' && \
+        compute-sanitizer --tool racecheck --error-exitcode 1 $PY -m pytest -q -p no:cacheprovider \
+          tests/python/test_fp8_gemm_gpu.py -k 'test_odd_shapes and 33-136'"
     rm -rf /tmp/tessera-cold && step cold-compile compile.log env TESSERA_CACHE_DIR=/tmp/tessera-cold \
         $BUILD/tessera compile --compiler both
-    step bench bench.log bash -c "$BUILD/tessera bench && PYTHONPATH=$BUILD/python $PY bench/python_overhead.py"
+    step bench bench.log bash -c "$BUILD/tessera bench && PYTHONPATH=$BUILD/python $PY bench/python_overhead.py && PYTHONPATH=$BUILD/python $PY bench/fp8_dense.py"
 fi
 {
     echo "== gpu"; cat "$OUT/gpu.txt"
-    echo "== tests"; grep -E "tests passed|tests failed|Failed|\*\*\*" "$OUT/ctest_gpu.log" 2>/dev/null | tail -15
-    echo "== sanitizer"; grep -E "ERROR SUMMARY|Error|error" "$OUT/sanitizer.log" 2>/dev/null | tail -6
+    echo "== tests"; grep -E "tests passed|tests failed|Failed|\*\*\*|passed|FAILED" "$OUT/ctest_gpu.log" 2>/dev/null | tail -25
+    echo "== sanitizer"; grep -hE "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$OUT/sanitizer.log" "$OUT/sanitizer_fp8.log" 2>/dev/null | tail -8
     echo "== compile"; grep -E "compiled|FAILED|failed" "$OUT/compile.log" 2>/dev/null | tail -12
     echo "== bench"; grep -vE "^\{" "$OUT/bench.log" 2>/dev/null | tail -12; grep -E "^\{" "$OUT/bench.log" 2>/dev/null | tail -6
 } | tee "$OUT/summary.txt"

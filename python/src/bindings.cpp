@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tessera/error.hpp"
+#include "tessera/fp8_gemm.hpp"
 #include "tessera/layout.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/tensor.hpp"
@@ -193,6 +194,20 @@ NB_MODULE(_C, m) {
         d["kernel_dir"] = i.kernel_dir;
         return d;
     });
+
+    // FP8 GEMM: returns 0 when launched, 1/2 when sfa/sfb must first be brought into the kernel's layout.
+    m.def(
+        "fp8_gemm_nt",
+        [](nb::handle a, nb::handle sfa, nb::handle b, nb::handle sfb, nb::handle d, int recipe,
+           std::optional<std::uintptr_t> stream) {
+            const TensorRef ra = to_ref(a, "a"), rsa = to_ref(sfa, "sfa"), rb = to_ref(b, "b"),
+                            rsb = to_ref(sfb, "sfb"), rd = to_ref(d, "d");
+            const Stream st = stream_for(ra, stream);
+            nb::gil_scoped_release release;
+            return static_cast<int>(fp8_gemm_nt(ra, rsa, rb, rsb, rd, recipe ? Fp8Recipe::k1D1D : Fp8Recipe::k1D2D, st));
+        },
+        nb::arg("a"), nb::arg("sfa"), nb::arg("b"), nb::arg("sfb"), nb::arg("d"), nb::arg("recipe"),
+        nb::arg("stream") = nb::none());
 
     // Layout utilities
     m.def("get_tma_aligned_size", &get_tma_aligned_size, nb::arg("x"), nb::arg("element_size"));

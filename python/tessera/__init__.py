@@ -29,6 +29,10 @@ from .layout import (  # noqa: E402
     get_theoretical_mk_alignment_for_contiguous_layout, get_m_alignment_for_contiguous_layout,
     get_k_alignment_for_contiguous_layout,
 )
+from .fp8_gemm import (  # noqa: E402
+    fp8_gemm_nt, fp8_gemm_nn, fp8_gemm_tn, fp8_gemm_tt, fp8_fp4_gemm_nt, fp8_fp4_gemm_nn, fp8_fp4_gemm_tn,
+    fp8_fp4_gemm_tt,
+)
 from ._pending import *  # noqa: E402,F401,F403  (names of the contract whose kernels have not landed yet)
 from . import testing, utils  # noqa: E402
 from .utils import *  # noqa: E402,F401,F403

@@ -1,6 +1,7 @@
 // Suites of kernel specs for ahead-of-time compilation.
 #include "jit/kernel_catalog.hpp"
 
+#include "ops/fp8_gemm_specs.hpp"
 #include "ops/layout_specs.hpp"
 #include "tessera/error.hpp"
 
@@ -11,7 +12,10 @@ std::vector<KernelSpec> catalog_specs(const std::string& suite) {
     if (suite == "layout" || suite == "all") {
         for (const KernelSpec& s : ops::layout_specs()) specs.push_back(s);
     }
-    TESSERA_CHECK(!specs.empty(), "kernel suite: expected 'layout' or 'all', got '", suite, "'");
+    if (suite == "fp8_gemm" || suite == "all") {
+        for (const KernelSpec& s : ops::fp8_gemm_suite_specs()) specs.push_back(s);
+    }
+    TESSERA_CHECK(!specs.empty(), "kernel suite: expected 'layout', 'fp8_gemm' or 'all', got '", suite, "'");
     return specs;
 }
 

@@ -65,7 +65,7 @@ TEST(JitSpec, RenderIsNamedAndDeterministic) {
     const std::string src = spec.render();
     EXPECT_NE(src.find("#include <tessera/sm90/fp8_gemm.cuh>"), std::string::npos);
     EXPECT_NE(src.find("static constexpr int kBlockN = 112;"), std::string::npos);
-    EXPECT_NE(src.find("tessera_sm90_fp8_gemm("), std::string::npos);
+    EXPECT_NE(src.find("tessera_sm90_fp8_gemm_kernel("), std::string::npos);
     EXPECT_EQ(src, spec.render());
     jit::KernelSpec same(jit::Family::kFp8Gemm);
     same.set("kBlockM", 128).set("kBlockN", 112);

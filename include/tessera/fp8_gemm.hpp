@@ -1,0 +1,24 @@
+// FP8 GEMM with fine-grained scaling on SM90 (DeepGEMM's fp8_gemm_nt), over TensorRefs.
+//   1D2D: D (BF16) = A·Bᵀ, A scaled per (row, 128 K), B per 128x128 block.
+//   1D1D: D (FP32) += A·Bᵀ, both scaled per (row, 128 K); D must already hold C.
+#pragma once
+
+#include "tessera/layout.hpp"
+#include "tessera/tensor.hpp"
+
+namespace tessera {
+
+enum class Fp8Recipe { k1D2D, k1D1D };
+
+// What fp8_gemm_nt did. A scale tensor valid in content but not in the layout the kernel reads is reported rather
+// than copied (the C++ API never allocates): transform it (transform_sf_into_required_layout) and call again.
+enum class Fp8GemmStatus { kLaunched = 0, kNeedsSfaLayout = 1, kNeedsSfbLayout = 2 };
+
+// a: e4m3 [M, K] K-major; b: e4m3 [N, K] K-major; d: [M, N] row-major (BF16 for 1D2D, FP32 for 1D1D).
+// sfa: FP32 [M, ceil(K/128)] MN-major TMA-aligned (strides (1, align(M,4))).
+// sfb: 1D2D FP32 [ceil(N/128), ceil(K/128)] row-major contiguous; 1D1D like sfa over N.
+// Every check happens before anything is launched; M == 0 or N == 0 returns at once.
+Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const TensorRef& b, const TensorRef& sfb,
+                          const TensorRef& d, Fp8Recipe recipe, Stream stream);
+
+}  // namespace tessera

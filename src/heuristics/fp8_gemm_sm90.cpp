@@ -1,0 +1,109 @@
+// FP8 GEMM heuristics: enumerate legal tiles, rank them with a small wave/tile cost model, then pick stages and
+// the cluster. Each filter says why it exists.
+#include "heuristics/fp8_gemm_sm90.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "tessera/error.hpp"
+
+namespace tessera::heuristics {
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+int align_up(int a, int b) { return (a + b - 1) / b * b; }
+
+// The store swizzle the kernel derives from BLOCK_N and the output size (docs/fp8_gemm_kernel.md).
+void store_layout(Fp8GemmMode mode, int block_n, int* swizzle, int* box_n) {
+    const int out = mode == Fp8GemmMode::k1D2D ? 2 : 4;
+    *swizzle = 0;
+    for (int s : {128, 64, 32})
+        if ((block_n * out) % s == 0) {
+            *swizzle = s;
+            break;
+        }
+    *box_n = *swizzle ? *swizzle / out : block_n;
+}
+
+}  // namespace
+
+std::string Fp8GemmConfig::describe() const {
+    return detail::str_cat("block ", block_m, "x", block_n, "x", block_k, ", ", num_stages, " stages, ",
+                           num_math_warpgroups, " math WG, cluster ", cluster_m, "x", cluster_n, ", ", num_sms,
+                           " SMs, group ", group_size, ", smem ", smem_bytes);
+}
+
+int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages) {
+    const int out = mode == Fp8GemmMode::k1D2D ? 2 : 4;
+    const int sfb_stage = mode == Fp8GemmMode::k1D2D ? 8 : 4 * align_up(block_n, 32);
+    return align_up(stages * (4 * block_m + sfb_stage + 16), 1024) + block_m * block_n * out +
+           stages * 128 * (block_m + block_n);
+}
+
+bool fp8_gemm_fits_registers(Fp8GemmMode mode, int block_m, int block_n, int math_warpgroups, int* n_splits) {
+    const int waves = block_m / (64 * math_warpgroups);
+    const int budget = (math_warpgroups == 2 ? 232 : 248) - 32;
+    for (int s : {1, 2, 4}) {
+        if (block_n % (8 * s) != 0) continue;
+        const int regs = waves * block_n / 2 + block_n / (2 * s) + (mode == Fp8GemmMode::k1D1D ? block_n / (4 * s) : 0);
+        if (regs <= budget) {
+            if (n_splits) *n_splits = s;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool fp8_gemm_block_n_legal(Fp8GemmMode mode, int block_n) {
+    if (block_n < 16 || block_n > 256 || block_n % 8 != 0) return false;
+    if (mode == Fp8GemmMode::k1D2D && block_n > 128)
+        return block_n == 136 || block_n == 144 || block_n == 160 || block_n == 192 || block_n == 256;
+    return true;
+}
+
+Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
+    TESSERA_ASSERT(p.m > 0 && p.n > 0 && p.k > 0 && p.num_sms > 0);
+    Fp8GemmConfig best;
+    double best_cost = std::numeric_limits<double>::max();
+    for (int block_m : {64, 128, 256}) {
+        // A tile taller than M (rounded to the 64-row wgmma) only multiplies padding.
+        if (block_m > 64 && ceil_div(p.m, 64) * 64 < block_m) continue;
+        const int wgs = block_m == 64 ? 1 : 2;
+        for (int block_n = 16; block_n <= 256; block_n += 8) {
+            if (!fp8_gemm_block_n_legal(p.mode, block_n)) continue;
+            int splits = 0;
+            // Splitting the wgmma along N works but costs issue slots: only tiles that fit whole.
+            if (!fp8_gemm_fits_registers(p.mode, block_m, block_n, wgs, &splits) || splits != 1) continue;
+            if (fp8_gemm_smem_bytes(p.mode, block_m, block_n, 3) > p.max_smem_bytes) continue;  // >= 3 stages
+            const std::int64_t tiles = ceil_div(p.m, block_m) * ceil_div(p.n, block_n);
+            const std::int64_t waves = ceil_div(tiles, p.num_sms);
+            // Per-tile time per 128-K block: the larger of tensor-core work (BM*BN) and operand bytes (BM+BN, in
+            // the same units: balanced at 128x128), plus a fixed cost for prologue and epilogue.
+            const double tile = std::max<double>(block_m * block_n, 64.0 * (block_m + block_n)) + 2048.0;
+            const double cost = static_cast<double>(waves) * tile;
+            // Ties go to the larger tile (fewer loads of the other operand).
+            if (cost < best_cost * 0.999 || (cost <= best_cost * 1.001 && block_m * block_n > best.block_m * best.block_n)) {
+                best_cost = std::min(best_cost, cost);
+                best.block_m = block_m;
+                best.block_n = block_n;
+                best.num_math_warpgroups = wgs;
+            }
+        }
+    }
+    Fp8GemmConfig& c = best;
+    c.num_sms = p.num_sms;
+    // Multicast B across an M-pair when there are enough tiles for pairs to form and the grid is even.
+    const std::int64_t m_blocks = ceil_div(p.m, c.block_m);
+    const std::int64_t tiles = m_blocks * ceil_div(p.n, c.block_n);
+    if (p.num_sms % 2 == 0 && m_blocks >= 2 && tiles >= p.num_sms && p.m >= 512) c.cluster_m = 2;
+    c.group_size = m_blocks >= 16 ? 16 : 8;
+    c.num_stages = 2;
+    for (int s = 3; s <= 32; ++s)
+        if (fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, s) <= p.max_smem_bytes) c.num_stages = s;
+    c.num_stages = std::min(c.num_stages, 12);  // deeper rings add nothing once loads are hidden
+    c.smem_bytes = fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, c.num_stages);
+    store_layout(p.mode, c.block_n, &c.swizzle_d_bytes, &c.store_box_n);
+    return c;
+}
+
+}  // namespace tessera::heuristics

@@ -1,0 +1,34 @@
+// 2-D tiled tensor-map encoding.
+#include "runtime/tensor_map.hpp"
+
+#include "runtime/driver.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::runtime {
+
+CUtensorMap encode_tma_2d(const TmaDesc2d& d) {
+    TESSERA_ASSERT(reinterpret_cast<std::uintptr_t>(d.base) % 16 == 0);
+    TESSERA_ASSERT(d.outer_stride_bytes % 16 == 0);
+    TESSERA_ASSERT(d.box_inner >= 1 && d.box_inner <= 256 && d.box_outer >= 1 && d.box_outer <= 256);
+    CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+    switch (d.swizzle) {
+        case TmaSwizzle::kNone: break;
+        case TmaSwizzle::k32B: swizzle = CU_TENSOR_MAP_SWIZZLE_32B; break;
+        case TmaSwizzle::k64B: swizzle = CU_TENSOR_MAP_SWIZZLE_64B; break;
+        case TmaSwizzle::k128B: swizzle = CU_TENSOR_MAP_SWIZZLE_128B; break;
+    }
+    CUtensorMap map{};
+    const cuuint64_t dims[2] = {d.inner, d.outer};
+    // A single row needs a stride too; any 16-byte multiple at least one row long is accepted.
+    const cuuint64_t row_bytes = (d.inner * d.element_bytes + 15) / 16 * 16;
+    const cuuint64_t strides[1] = {d.outer > 1 ? d.outer_stride_bytes : std::max<cuuint64_t>(d.outer_stride_bytes, row_bytes)};
+    const cuuint32_t box[2] = {d.box_inner, d.box_outer};
+    const cuuint32_t elem_strides[2] = {1, 1};
+    TESSERA_CU_CHECK(driver().cuTensorMapEncodeTiled(&map, d.dtype, 2, const_cast<void*>(d.base), dims, strides, box,
+                                                     elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+    return map;
+}
+
+}  // namespace tessera::runtime

@@ -1,0 +1,26 @@
+// TMA descriptors: a 2-D tiled CUtensorMap from plain numbers, with the argument checks the driver would otherwise
+// answer with a bare CUDA_ERROR_INVALID_VALUE.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace tessera::runtime {
+
+enum class TmaSwizzle { kNone = 0, k32B = 32, k64B = 64, k128B = 128 };
+
+struct TmaDesc2d {
+    const void* base = nullptr;
+    CUtensorMapDataType dtype = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    int element_bytes = 1;
+    std::uint64_t inner = 0, outer = 0;  // elements
+    std::uint64_t outer_stride_bytes = 0;
+    std::uint32_t box_inner = 0, box_outer = 0;
+    TmaSwizzle swizzle = TmaSwizzle::kNone;
+};
+
+// Encodes with interleave none, L2 promotion 256B and zero fill out of bounds (the kernels rely on it).
+CUtensorMap encode_tma_2d(const TmaDesc2d& desc);
+
+}  // namespace tessera::runtime

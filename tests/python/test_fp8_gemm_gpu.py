@@ -1,0 +1,98 @@
+"""FP8 GEMM on the GPU: every SM90 dense shape DeepGEMM's test enumerates plus odd shapes, against a float64
+reference on the dequantized inputs, calc_diff against the unquantized product, outputs poisoned (NaN) first."""
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU")]
+
+import tessera  # noqa: E402
+from tessera.testing import calc_diff  # noqa: E402
+from tessera.utils import per_block_cast_to_fp8, per_token_cast_to_fp8  # noqa: E402
+
+NK = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
+
+
+def dequant_rows(x, sf):
+    """x e4m3 [R, K], sf [R, ceil(K/128)] -> float64."""
+    k = x.shape[1]
+    return x.double() * sf.double().repeat_interleave(128, dim=1)[:, :k]
+
+
+def dequant_blocks(x, sf):
+    r, k = x.shape
+    return x.double() * sf.double().repeat_interleave(128, 0).repeat_interleave(128, 1)[:r, :k]
+
+
+def check_1d2d(m, n, k, sfb_col_major=False):
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    a8, sfa = per_token_cast_to_fp8(a, use_ue8m0=False)
+    b8, sfb = per_block_cast_to_fp8(b, use_ue8m0=False)
+    if sfb_col_major:
+        sfb = sfb.T.contiguous().T
+    d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    tessera.fp8_gemm_nt((a8, sfa), (b8, sfb), d)
+    assert not torch.isnan(d).any(), "unwritten or NaN outputs"
+    ref = dequant_rows(a8, sfa) @ dequant_blocks(b8, sfb).T
+    rel = ((d.double() - ref).norm() / ref.norm()).item()
+    assert rel < 8e-3, f"relative error {rel} vs the dequantized reference (BF16 output rounding is ~2e-3)"
+    assert calc_diff(d, a.double() @ b.double().T) < 1e-3
+
+
+@pytest.mark.parametrize("m", [1, 128, 4096])
+@pytest.mark.parametrize("n,k", NK)
+def test_deepgemm_dense_shapes(m, n, k):
+    check_1d2d(m, n, k)
+
+
+@pytest.mark.parametrize("m,n,k", [(7, 2112, 7168), (65, 576, 7168), (129, 4096, 2048), (1000, 7168, 2048),
+                                   (4097, 2112, 576), (4096, 7168, 2112), (33, 136, 1552), (4096, 576, 2112)])
+def test_odd_shapes(m, n, k):
+    check_1d2d(m, n, k)
+
+
+def test_col_major_sfb_and_unaligned_sfa_are_transformed():
+    check_1d2d(300, 1024, 1024, sfb_col_major=True)
+
+
+@pytest.mark.parametrize("m,n,k", [(7168, 4096, 2112), (2112, 4096, 7168), (576, 4096, 1536), (4096, 2048, 512),
+                                   (100, 264, 1024)])
+@pytest.mark.parametrize("in_place", [True, False])
+def test_1d1d_wgrad_accumulates(m, n, k, in_place):
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    a8, sfa = per_token_cast_to_fp8(a, use_ue8m0=False)
+    b8, sfb = per_token_cast_to_fp8(b, use_ue8m0=False)
+    c = torch.randn(m, n, device="cuda", dtype=torch.float32)
+    d = c.clone() if in_place else torch.full((m, n), float("nan"), device="cuda")
+    tessera.fp8_gemm_nt((a8, sfa), (b8, sfb), d, c=d if in_place else c, recipe=(1, 1, 128))
+    assert not torch.isnan(d).any()
+    ref = c.double() + dequant_rows(a8, sfa) @ dequant_rows(b8, sfb).T
+    rel = ((d.double() - ref).norm() / ref.norm()).item()
+    assert rel < 1e-5, rel
+    assert calc_diff(d, c.double() + a.double() @ b.double().T) < 1e-3
+
+
+def test_m_zero_returns_and_bad_inputs_raise_before_launch():
+    a8, sfa = per_token_cast_to_fp8(torch.randn(64, 256, device="cuda"), use_ue8m0=False)
+    b8, sfb = per_block_cast_to_fp8(torch.randn(128, 256, device="cuda"), use_ue8m0=False)
+    empty = torch.empty(0, 128, device="cuda", dtype=torch.bfloat16)
+    tessera.fp8_gemm_nt((a8[:0], sfa[:0]), (b8, sfb), empty)
+    d = torch.full((64, 128), 7.0, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(TypeError, match="argument 'a': expected dtype float8_e4m3fn"):
+        tessera.fp8_gemm_nt((a8.bfloat16(), sfa), (b8, sfb), d)
+    with pytest.raises(ValueError, match="argument 'b': expected \\[N, K\\]"):
+        tessera.fp8_gemm_nt((a8, sfa), (b8[:, :128], sfb), d)
+    with pytest.raises(ValueError, match="argument 'd': expected shape"):
+        tessera.fp8_gemm_nt((a8, sfa), (b8, sfb), d[:, :64])
+    with pytest.raises(ValueError, match="argument 'sfa': expected shape"):
+        tessera.fp8_gemm_nt((a8, sfa[:, :1]), (b8, sfb), d)
+    with pytest.raises(ValueError, match="K-major"):
+        tessera.fp8_gemm_nn((a8, sfa), (b8.T.contiguous(), sfb.T), d)
+    with pytest.raises(ValueError, match="CUDA tensor"):
+        tessera.fp8_gemm_nt((a8.cpu(), sfa), (b8, sfb), d)
+    with pytest.raises(NotImplementedError, match="recipe"):
+        tessera.fp8_gemm_nt((a8, sfa), (b8, sfb), d, recipe=(1, 32, 32))
+    with pytest.raises(NotImplementedError, match="BF16 output"):
+        tessera.fp8_gemm_nt((a8, sfa), (b8, sfb), d, c=d)
+    assert (d == 7.0).all(), "a rejected call must not touch the output"
