@@ -203,7 +203,8 @@ Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const Tensor
     if (fp32_out ? !sf_mn_major_aligned(sfb, n, sf_k) : !(sfb.is_contiguous())) return Fp8GemmStatus::kNeedsSfbLayout;
 
     const int device = a.device.index;
-    const Plan& plan = plan_for({m, n, k, static_cast<int>(recipe), get_num_sms(), device});
+    const PlanKey key{m, n, k, static_cast<int>(recipe), get_num_sms(), device};
+    const Plan& plan = plan_for(key);
     const heuristics::Fp8GemmConfig& c = plan.config;
     using runtime::TmaSwizzle;
     const TmaSwizzle d_swizzle = static_cast<TmaSwizzle>(c.swizzle_d_bytes);
