@@ -6,6 +6,7 @@
 
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "tessera/error.hpp"
 
@@ -13,6 +14,14 @@ namespace tessera::runtime {
 namespace {
 
 using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+
+// cuGetProcAddress returns the newest ABI of an entry point for the version asked. Where CUDA 13 added a variant
+// with a different signature under the same base name (cuCtxGetDevice_v2 takes a context too), ask for the version
+// whose signature cuda.h declares for the plain name. Seen: cuCtxGetDevice resolved to _v2 segfaulted.
+int abi_version(const char* name) {
+    if (std::string_view(name) == "cuCtxGetDevice") return 12000;
+    return CUDA_VERSION;
+}
 
 struct LoadResult {
     Driver driver;
@@ -36,7 +45,7 @@ LoadResult load() {
     {                                                                                                      \
         void* fn = nullptr;                                                                                \
         CUdriverProcAddressQueryResult status{};                                                           \
-        if (get_proc(#name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS ||    \
+        if (get_proc(#name, &fn, abi_version(#name), CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS || \    \
             fn == nullptr) {                                                                               \
             r.error = detail::str_cat("CUDA driver too old: entry point " #name " not found (need CUDA ",  \
                                       CUDA_VERSION / 1000, ".", CUDA_VERSION % 1000 / 10, " driver)");   \
