@@ -45,7 +45,7 @@ LoadResult load() {
     {                                                                                                      \
         void* fn = nullptr;                                                                                \
         CUdriverProcAddressQueryResult status{};                                                           \
-        if (get_proc(#name, &fn, abi_version(#name), CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS || \    \
+        if (get_proc(#name, &fn, abi_version(#name), CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS ||     \
             fn == nullptr) {                                                                               \
             r.error = detail::str_cat("CUDA driver too old: entry point " #name " not found (need CUDA ",  \
                                       CUDA_VERSION / 1000, ".", CUDA_VERSION % 1000 / 10, " driver)");   \
