@@ -11,12 +11,14 @@ import tessera
 from tessera import _C
 
 
-def host_us_per_call(fn, calls=2000, repeats=5):
+def host_us_per_call(fn, calls=300, repeats=5):
     fn()
     torch.cuda.synchronize()
     best = []
     for _ in range(repeats):
-        torch.cuda._sleep(200_000_000)  # ~0.1 s of GPU work ahead of the launches
+        # ~50 ms of GPU work ahead of the launches; `calls` stays below the launch-queue depth so that no launch waits
+        # for a free slot (a full queue would time the GPU, not the host).
+        torch.cuda._sleep(100_000_000)
         start = time.perf_counter()
         for _ in range(calls):
             fn()

@@ -69,7 +69,9 @@ def test_1d1d_wgrad_accumulates(m, n, k, in_place):
     assert not torch.isnan(d).any()
     ref = c.double() + dequant_rows(a8, sfa) @ dequant_rows(b8, sfb).T
     rel = ((d.double() - ref).norm() / ref.norm()).item()
-    assert rel < 1e-5, rel
+    # Within each 128-K block the FP8 tensor cores accumulate with ~2^-13 relative precision (the reason scales are
+    # promoted to FP32 registers every 128 K), so FP32 output lands near 1.3e-4 of the float64 reference.
+    assert rel < 5e-4, rel
     assert calc_diff(d, c.double() + a.double() @ b.double().T) < 1e-3
 
 
