@@ -1,0 +1,47 @@
+// FP8 GEMM heuristics: every choice is legal (tile, registers, shared memory, cluster) over a grid of shapes.
+#include <gtest/gtest.h>
+
+#include "heuristics/fp8_gemm_sm90.hpp"
+
+using namespace tessera::heuristics;
+
+TEST(Fp8GemmHeuristics, ChoicesAreLegalForManyShapes) {
+    for (Fp8GemmMode mode : {Fp8GemmMode::k1D2D, Fp8GemmMode::k1D1D})
+        for (int sms : {132, 131, 64, 1})
+            for (std::int64_t m : {1, 7, 64, 65, 128, 129, 1000, 4096, 4097})
+                for (auto [n, k] : {std::pair<std::int64_t, std::int64_t>{2112, 7168}, {576, 7168}, {24576, 1536},
+                                    {32768, 512}, {7168, 16384}, {136, 16}, {8, 128}}) {
+                    SCOPED_TRACE(testing::Message() << "mode " << int(mode) << " sms " << sms << " " << m << "x" << n
+                                                    << "x" << k);
+                    const Fp8GemmConfig c = choose_fp8_gemm_config({m, n, k, mode, sms, 232448});
+                    EXPECT_TRUE(fp8_gemm_block_n_legal(mode, c.block_n));
+                    EXPECT_TRUE(fp8_gemm_fits_registers(mode, c.block_m, c.block_n, c.num_math_warpgroups));
+                    EXPECT_EQ(c.block_m % (64 * c.num_math_warpgroups), 0);
+                    EXPECT_LE(c.smem_bytes, 232448);
+                    EXPECT_EQ(c.smem_bytes, fp8_gemm_smem_bytes(mode, c.block_m, c.block_n, c.num_stages));
+                    EXPECT_GE(c.num_stages, 3);
+                    EXPECT_EQ(c.num_sms, sms);  // set_num_sms is honored, odd values too
+                    if (c.cluster_m * c.cluster_n > 1) {
+                        EXPECT_EQ(sms % 2, 0) << "clusters of 2 need an even persistent grid";
+                        EXPECT_EQ(c.group_size % 2, 0);
+                    }
+                }
+}
+
+TEST(Fp8GemmHeuristics, DecodeUsesSmallTilesAndPrefillLargeOnes) {
+    const Fp8GemmConfig decode = choose_fp8_gemm_config({1, 7168, 16384, Fp8GemmMode::k1D2D, 132, 232448});
+    EXPECT_EQ(decode.block_m, 64);
+    EXPECT_LE(decode.block_n, 128);
+    EXPECT_EQ(decode.cluster_m, 1);
+    const Fp8GemmConfig prefill = choose_fp8_gemm_config({4096, 7168, 16384, Fp8GemmMode::k1D2D, 132, 232448});
+    EXPECT_GE(prefill.block_m * prefill.block_n, 128 * 128);
+    EXPECT_EQ(prefill.cluster_m, 2);
+}
+
+TEST(Fp8GemmHeuristics, SharedMemoryFormulaMatchesTheKernelDoc) {
+    // Worked examples from docs/fp8_gemm_kernel.md.
+    EXPECT_EQ(fp8_gemm_smem_bytes(Fp8GemmMode::k1D2D, 128, 128, 5), 199680);
+    EXPECT_EQ(fp8_gemm_smem_bytes(Fp8GemmMode::k1D1D, 128, 152, 4), 226304);
+    EXPECT_FALSE(fp8_gemm_block_n_legal(Fp8GemmMode::k1D2D, 152));
+    EXPECT_TRUE(fp8_gemm_block_n_legal(Fp8GemmMode::k1D1D, 152));
+}
