@@ -28,7 +28,8 @@ def host_us_per_call(fn, calls=300, repeats=5):
     return best[len(best) // 2]
 
 
-def main():
+def measure():
+    """[(entry, median host µs per call)] for each Python entry point (importable: bench/run.py --suite host-overhead)."""
     sf = torch.randn(4096, 56, device="cuda")
     out = torch.empty_strided(sf.shape, (1, 4096), device="cuda")
     from tessera.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
@@ -43,8 +44,12 @@ def main():
         "tessera.get_mn_major_tma_aligned_tensor (pass-through)": lambda: tessera.get_mn_major_tma_aligned_tensor(out),
         "torch.empty_strided (reference point)": lambda: torch.empty_strided(sf.shape, (1, 4096), device="cuda"),
     }
-    for name, fn in rows.items():
-        print(json.dumps({"bench": "python_host_overhead", "entry": name, "host_us_per_call": round(host_us_per_call(fn), 3)}))
+    return [(name, host_us_per_call(fn)) for name, fn in rows.items()]
+
+
+def main():
+    for name, us in measure():
+        print(json.dumps({"bench": "python_host_overhead", "entry": name, "host_us_per_call": round(us, 3)}))
 
 
 if __name__ == "__main__":

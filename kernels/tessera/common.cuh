@@ -31,6 +31,18 @@ __host__ __device__ constexpr T ceil_div(T a, T b) { return (a + b - 1) / b; }
 template <class T>
 __host__ __device__ constexpr T align_up(T a, T b) { return ceil_div(a, b) * b; }
 
+// std::conditional without <type_traits> (see above: no system headers).
+template <bool kCond, class T, class F>
+struct Conditional {
+    using type = T;
+};
+template <class T, class F>
+struct Conditional<false, T, F> {
+    using type = F;
+};
+template <bool kCond, class T, class F>
+using conditional_t = typename Conditional<kCond, T, F>::type;
+
 }  // namespace tessera
 
 #define TESSERA_DEVICE __device__ __forceinline__

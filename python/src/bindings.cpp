@@ -13,6 +13,7 @@
 
 #include "tessera/error.hpp"
 #include "tessera/fp8_gemm.hpp"
+#include "tessera/fp8_grouped_gemm.hpp"
 #include "tessera/layout.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/tensor.hpp"
@@ -208,6 +209,45 @@ NB_MODULE(_C, m) {
         },
         nb::arg("a"), nb::arg("sfa"), nb::arg("b"), nb::arg("sfb"), nb::arg("d"), nb::arg("recipe"),
         nb::arg("stream") = nb::none());
+
+    // Grouped FP8 GEMMs: same status convention as fp8_gemm_nt.
+    m.def(
+        "m_grouped_fp8_gemm_nt_contiguous",
+        [](nb::handle a, nb::handle sfa, nb::handle b, nb::handle sfb, nb::handle d, nb::handle grouped_layout,
+           bool use_psum_layout, std::int64_t expected_m, std::optional<std::uintptr_t> stream) {
+            const TensorRef ra = to_ref(a, "a"), rsa = to_ref(sfa, "sfa"), rb = to_ref(b, "b"),
+                            rsb = to_ref(sfb, "sfb"), rd = to_ref(d, "d"), rl = to_ref(grouped_layout, "grouped_layout");
+            const Stream st = stream_for(ra, stream);
+            nb::gil_scoped_release release;
+            return static_cast<int>(
+                m_grouped_fp8_gemm_nt_contiguous(ra, rsa, rb, rsb, rd, rl, use_psum_layout, expected_m, st));
+        },
+        nb::arg("a"), nb::arg("sfa"), nb::arg("b"), nb::arg("sfb"), nb::arg("d"), nb::arg("grouped_layout"),
+        nb::arg("use_psum_layout"), nb::arg("expected_m"), nb::arg("stream") = nb::none());
+    m.def(
+        "m_grouped_fp8_gemm_nt_masked",
+        [](nb::handle a, nb::handle sfa, nb::handle b, nb::handle sfb, nb::handle d, nb::handle masked_m,
+           std::int64_t expected_m, std::optional<std::uintptr_t> stream) {
+            const TensorRef ra = to_ref(a, "a"), rsa = to_ref(sfa, "sfa"), rb = to_ref(b, "b"),
+                            rsb = to_ref(sfb, "sfb"), rd = to_ref(d, "d"), rm = to_ref(masked_m, "masked_m");
+            const Stream st = stream_for(ra, stream);
+            nb::gil_scoped_release release;
+            return static_cast<int>(m_grouped_fp8_gemm_nt_masked(ra, rsa, rb, rsb, rd, rm, expected_m, st));
+        },
+        nb::arg("a"), nb::arg("sfa"), nb::arg("b"), nb::arg("sfb"), nb::arg("d"), nb::arg("masked_m"),
+        nb::arg("expected_m"), nb::arg("stream") = nb::none());
+    m.def(
+        "k_grouped_fp8_gemm_nt_contiguous",
+        [](nb::handle a, nb::handle sfa, nb::handle b, nb::handle sfb, nb::handle d, const std::vector<std::int64_t>& ks,
+           nb::handle grouped_layout, std::optional<std::uintptr_t> stream) {
+            const TensorRef ra = to_ref(a, "a"), rsa = to_ref(sfa, "sfa"), rb = to_ref(b, "b"),
+                            rsb = to_ref(sfb, "sfb"), rd = to_ref(d, "d"), rl = to_ref(grouped_layout, "grouped_layout");
+            const Stream st = stream_for(ra, stream);
+            nb::gil_scoped_release release;
+            return static_cast<int>(k_grouped_fp8_gemm_nt_contiguous(ra, rsa, rb, rsb, rd, ks, rl, st));
+        },
+        nb::arg("a"), nb::arg("sfa"), nb::arg("b"), nb::arg("sfb"), nb::arg("d"), nb::arg("ks"),
+        nb::arg("grouped_layout"), nb::arg("stream") = nb::none());
 
     // Layout utilities
     m.def("get_tma_aligned_size", &get_tma_aligned_size, nb::arg("x"), nb::arg("element_size"));

@@ -33,6 +33,11 @@ from .fp8_gemm import (  # noqa: E402
     fp8_gemm_nt, fp8_gemm_nn, fp8_gemm_tn, fp8_gemm_tt, fp8_fp4_gemm_nt, fp8_fp4_gemm_nn, fp8_fp4_gemm_tn,
     fp8_fp4_gemm_tt,
 )
+from .fp8_grouped import (  # noqa: E402
+    m_grouped_fp8_gemm_nt_contiguous, m_grouped_fp8_gemm_nn_contiguous, m_grouped_fp8_gemm_nt_masked,
+    k_grouped_fp8_gemm_nt_contiguous, k_grouped_fp8_gemm_tn_contiguous, m_grouped_fp8_fp4_gemm_nt_contiguous,
+    m_grouped_fp8_fp4_gemm_nn_contiguous, m_grouped_fp8_fp4_gemm_nt_masked, fp8_m_grouped_gemm_nt_masked,
+)
 from ._pending import *  # noqa: E402,F401,F403  (names of the contract whose kernels have not landed yet)
 from . import testing, utils  # noqa: E402
 from .utils import *  # noqa: E402,F401,F403

@@ -35,14 +35,15 @@ std::string Fp8GemmConfig::describe() const {
 
 int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages) {
     const int out = mode == Fp8GemmMode::k1D2D ? 2 : 4;
-    const int sfb_stage = mode == Fp8GemmMode::k1D2D ? 8 : 4 * align_up(block_n, 32);
+    const int sfb_stage = mode == Fp8GemmMode::k1D2D ? 4 : 4 * align_up(block_n, 32);  // 1D2D: one reserved float
     return align_up(stages * (4 * block_m + sfb_stage + 16), 1024) + block_m * block_n * out +
            stages * 128 * (block_m + block_n);
 }
 
-bool fp8_gemm_fits_registers(Fp8GemmMode mode, int block_m, int block_n, int math_warpgroups, int* n_splits) {
+bool fp8_gemm_fits_registers(Fp8GemmMode mode, int block_m, int block_n, int math_warpgroups, int* n_splits,
+                             int reserved_regs) {
     const int waves = block_m / (64 * math_warpgroups);
-    const int budget = (math_warpgroups == 2 ? 232 : 248) - 32;
+    const int budget = (math_warpgroups == 2 ? 232 : 248) - reserved_regs;
     for (int s : {1, 2, 4}) {
         if (block_n % (8 * s) != 0) continue;
         const int regs = waves * block_n / 2 + block_n / (2 * s) + (mode == Fp8GemmMode::k1D1D ? block_n / (4 * s) : 0);
@@ -62,20 +63,23 @@ bool fp8_gemm_block_n_legal(Fp8GemmMode mode, int block_n) {
 }
 
 Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
-    TESSERA_ASSERT(p.m > 0 && p.n > 0 && p.k > 0 && p.num_sms > 0);
+    TESSERA_ASSERT(p.m > 0 && p.n > 0 && p.k > 0 && p.num_sms > 0 && p.num_groups > 0);
+    TESSERA_ASSERT(p.block_m == 0 || p.block_m == 64 || p.block_m == 128 || p.block_m == 256);
     Fp8GemmConfig best;
     double best_cost = std::numeric_limits<double>::max();
     for (int block_m : {64, 128, 256}) {
+        if (p.block_m > 0 && block_m != p.block_m) continue;
         // A tile taller than M (rounded to the 64-row wgmma) only multiplies padding.
-        if (block_m > 64 && ceil_div(p.m, 64) * 64 < block_m) continue;
+        if (p.block_m == 0 && block_m > 64 && ceil_div(p.m, 64) * 64 < block_m) continue;
         const int wgs = block_m == 64 ? 1 : 2;
         for (int block_n = 16; block_n <= 256; block_n += 8) {
             if (!fp8_gemm_block_n_legal(p.mode, block_n)) continue;
             int splits = 0;
             // Splitting the wgmma along N works but costs issue slots: only tiles that fit whole.
-            if (!fp8_gemm_fits_registers(p.mode, block_m, block_n, wgs, &splits) || splits != 1) continue;
+            if (!fp8_gemm_fits_registers(p.mode, block_m, block_n, wgs, &splits, p.reserved_regs) || splits != 1)
+                continue;
             if (fp8_gemm_smem_bytes(p.mode, block_m, block_n, 3) > p.max_smem_bytes) continue;  // >= 3 stages
-            const std::int64_t tiles = ceil_div(p.m, block_m) * ceil_div(p.n, block_n);
+            const std::int64_t tiles = p.num_groups * ceil_div(p.m, block_m) * ceil_div(p.n, block_n);
             const std::int64_t waves = ceil_div(tiles, p.num_sms);
             // Per-tile time per 128-K block: the larger of tensor-core work (BM*BN) and operand bytes (BM+BN, in
             // the same units: balanced at 128x128), plus a fixed cost for prologue and epilogue.
@@ -94,8 +98,8 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
     c.num_sms = p.num_sms;
     // Multicast B across an M-pair when there are enough tiles for pairs to form and the grid is even.
     const std::int64_t m_blocks = ceil_div(p.m, c.block_m);
-    const std::int64_t tiles = m_blocks * ceil_div(p.n, c.block_n);
-    if (p.num_sms % 2 == 0 && m_blocks >= 2 && tiles >= p.num_sms && p.m >= 512) c.cluster_m = 2;
+    const std::int64_t tiles = p.num_groups * m_blocks * ceil_div(p.n, c.block_n);
+    if (p.allow_cluster && p.num_sms % 2 == 0 && m_blocks >= 2 && tiles >= p.num_sms && p.m >= 512) c.cluster_m = 2;
     c.group_size = m_blocks >= 16 ? 16 : 8;
     c.num_stages = 2;
     for (int s = 3; s <= 32; ++s)

@@ -14,6 +14,11 @@ struct Fp8GemmProblem {
     Fp8GemmMode mode = Fp8GemmMode::k1D2D;
     int num_sms = 132;         // persistent grid (set_num_sms honored, odd values too)
     int max_smem_bytes = 232448;  // the device's opt-in limit per block
+    // Grouped problems: m is the (expected) rows of one group and tiles are counted num_groups times.
+    int num_groups = 1;
+    int block_m = 0;             // > 0: the layout fixes BLOCK_M (contiguous: the segment alignment)
+    bool allow_cluster = true;   // multicast pairs need equal k-block counts per pair (dense, contiguous)
+    int reserved_regs = 32;      // consumer registers outside the accumulators (48 for kinds that walk groups)
 };
 
 struct Fp8GemmConfig {
@@ -34,7 +39,8 @@ struct Fp8GemmConfig {
 int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages);
 
 // Whether the accumulators of this tile fit the consumer register budget (possibly with an N split).
-bool fp8_gemm_fits_registers(Fp8GemmMode mode, int block_m, int block_n, int math_warpgroups, int* n_splits = nullptr);
+bool fp8_gemm_fits_registers(Fp8GemmMode mode, int block_m, int block_n, int math_warpgroups, int* n_splits = nullptr,
+                             int reserved_regs = 32);
 
 // Whether the kernel accepts this BLOCK_N (1D2D above 128 may span at most two 128-wide scale blocks).
 bool fp8_gemm_block_n_legal(Fp8GemmMode mode, int block_n);

@@ -43,6 +43,11 @@ public:
         check_param_bytes(sizeof(Params));
         launch_raw(config, const_cast<Params*>(&params));
     }
+    // The same for a parameter block assembled as bytes (its layout depends on compile-time constants).
+    void launch_bytes(const LaunchConfig& config, const void* params, std::size_t bytes) const {
+        check_param_bytes(bytes);
+        launch_raw(config, const_cast<void*>(params));
+    }
     const std::string& description() const { return description_; }
 
 private:

@@ -15,7 +15,11 @@ std::vector<KernelSpec> catalog_specs(const std::string& suite) {
     if (suite == "fp8_gemm" || suite == "all") {
         for (const KernelSpec& s : ops::fp8_gemm_suite_specs()) specs.push_back(s);
     }
-    TESSERA_CHECK(!specs.empty(), "kernel suite: expected 'layout', 'fp8_gemm' or 'all', got '", suite, "'");
+    if (suite == "fp8_grouped" || suite == "all") {
+        for (const KernelSpec& s : ops::fp8_grouped_suite_specs()) specs.push_back(s);
+    }
+    TESSERA_CHECK(!specs.empty(), "kernel suite: expected 'layout', 'fp8_gemm', 'fp8_grouped' or 'all', got '", suite,
+                  "'");
     return specs;
 }
 

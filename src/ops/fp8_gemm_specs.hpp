@@ -9,5 +9,7 @@
 namespace tessera::ops {
 
 std::vector<jit::KernelSpec> fp8_gemm_suite_specs(int num_sms = 132, int max_smem_bytes = 232448);
+// The grouped (MoE) kernels of DeepGEMM's grouped benchmark shapes: contiguous, psum, masked, k-grouped.
+std::vector<jit::KernelSpec> fp8_grouped_suite_specs(int num_sms = 132, int max_smem_bytes = 232448);
 
 }  // namespace tessera::ops

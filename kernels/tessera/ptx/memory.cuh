@@ -40,4 +40,21 @@ TESSERA_DEVICE float ld_global_nc(const float* ptr) {
     return x;
 }
 
+// wraps ld.global.nc.s32: group layouts and counts, written before the kernel starts.
+TESSERA_DEVICE int32_t ld_global_nc(const int32_t* ptr) {
+    int32_t x;
+    asm("ld.global.nc.s32 %0, [%1];" : "=r"(x) : "l"(ptr));
+    return x;
+}
+
+// wraps st.global.b32 (two packed BF16 values).
+TESSERA_DEVICE void st_global_b32(void* ptr, uint32_t x) {
+    asm volatile("st.global.b32 [%0], %1;" ::"l"(ptr), "r"(x) : "memory");
+}
+
+// wraps red.global.add.f32 (FP32 accumulation into global memory, no return value).
+TESSERA_DEVICE void red_global_add(float* ptr, float x) {
+    asm volatile("red.global.add.f32 [%0], %1;" ::"l"(ptr), "f"(x) : "memory");
+}
+
 }  // namespace tessera::ptx

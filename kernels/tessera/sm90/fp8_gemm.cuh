@@ -8,9 +8,14 @@
 //   A e4m3 [M,K] K-major, B e4m3 [N,K] K-major; TMA boxes [128 K][kBlockM or kBlockN rows], 128B swizzle.
 //   K % 16 == 0 (16-byte global strides); a partial last K block is zero-filled by TMA, so the math is unaffected.
 //   SFA FP32, element (m,kb) at kb*align(M,4) + m: TMA box [kBlockM][1]. 1D1D SFB is the same over N, box [kBlockN][1].
-//   1D2D SFB FP32 [ceil(N/128)][ceil(K/128)] row-major, read with ordinary loads by the producer thread, which
-//   writes the (at most two) values a tile needs per k-block into the stage, next to the TMA data.
-//   D row-major, written per 64-row slice by TMA stores that clip at M and N.
+//   1D2D SFB FP32 [ceil(N/128)][ceil(K/128)] row-major, read by the consumers with ordinary (L1-cached) loads: a
+//   tile needs at most two values per k-block, issued before the full-barrier wait so their latency hides behind it.
+//   D row-major, written per 64-row slice by TMA stores that clip at M and N; a tile whose rows must stop early
+//   (grouped kinds, valid_rows < kBlockM) is written from registers straight to global memory instead.
+//
+// Problem kinds (Config::kGemmKind, prims/gemm_scheduler.cuh): dense, m-grouped contiguous / psum / masked (B is
+// [G*N, K], SFB offset by the group, A rows addressed by the scheduler), k-grouped (per-group A/B tensor maps in
+// the parameters, FP32 accumulate).
 //
 // Warp roles (kNumMathWarpgroups = 1 or 2 consumer warpgroups, then one producer warpgroup):
 //   threads [0, 128*W)         consumers: wgmma + scale promotion + epilogue; setmaxnreg.inc to kMathRegs (232/248)
@@ -34,11 +39,13 @@
 //
 // Shared memory (kSmemBytes = sizeof(SharedStorage), base 1024-byte aligned):
 //   align(S*(4*kBlockM + sfb_stage + 16), 1024) + D tile (kBlockM*kBlockN*out_bytes) + S*128*(kBlockM + kBlockN)
-//   sfb_stage = 8 (1D2D: two floats) or 4*align(kBlockN,32) (1D1D); every A/B stage and the D tile start on 1 KB.
+//   sfb_stage = 4 (1D2D: one reserved float, no zero-length arrays) or 4*align(kBlockN,32) (1D1D); every A/B stage
+//   and the D tile start on 1 KB.
 #pragma once
 
 #include <tessera/common.cuh>
 #include <tessera/prims/epilogue.cuh>
+#include <tessera/prims/gemm_scheduler.cuh>
 #include <tessera/prims/pipeline.cuh>
 #include <tessera/prims/promote.cuh>
 #include <tessera/prims/scheduler.cuh>
@@ -64,6 +71,24 @@ struct RasterAlongM<C, decltype(void(C::kRasterAlongM))> {
     static constexpr bool value = C::kRasterAlongM != 0;
 };
 
+// Optional Config::kGemmKind (default dense) and Config::kNumGroups (k-grouped: number of per-group tensor maps).
+template <class C, class = void>
+struct GemmKindOf {
+    static constexpr prims::GemmKind value = prims::kDense;
+};
+template <class C>
+struct GemmKindOf<C, decltype(void(C::kGemmKind))> {
+    static constexpr prims::GemmKind value = static_cast<prims::GemmKind>(C::kGemmKind);
+};
+template <class C, class = void>
+struct NumGroupsOf {
+    static constexpr int value = 1;
+};
+template <class C>
+struct NumGroupsOf<C, decltype(void(C::kNumGroups))> {
+    static constexpr int value = C::kNumGroups;
+};
+
 constexpr int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
 
 }  // namespace fp8_gemm_detail
@@ -80,6 +105,9 @@ struct Fp8GemmKernel {
     static constexpr int kClusterN = Config::kClusterN;  // 2: the pair shares A (same m, adjacent n)
     static constexpr int kClusterSize = kClusterM * kClusterN;
     static constexpr bool kRasterAlongM = fp8_gemm_detail::RasterAlongM<Config>::value;
+    static constexpr prims::GemmKind kKind = fp8_gemm_detail::GemmKindOf<Config>::value;
+    static constexpr bool kMGrouped = kKind == prims::kContiguous || kKind == prims::kPsum || kKind == prims::kMasked;
+    static constexpr int kNumKGroups = kKind == prims::kKGrouped ? fp8_gemm_detail::NumGroupsOf<Config>::value : 0;
 
     static constexpr int kWaveRows = 64 * kNumMathWarpgroups;  // rows covered by one wgmma per consumer warpgroup
     static constexpr int kNumWaves = kBlockM / kWaveRows;
@@ -92,7 +120,10 @@ struct Fp8GemmKernel {
     // accumulator, and for 1D1D the B scales of one wgmma. If that exceeds the budget, each k-block's wgmma is split
     // along N into kNumNSplits batches that reuse one smaller temporary.
     static constexpr int kFinalRegs = kBlockN / 2;
-    static constexpr int kAccumBudget = kMathRegs - 32;
+    // Registers kept for addressing, scales and the scheduler; the group walk of psum/masked/k-grouped needs more
+    // (the host's fp8_gemm_fits_registers mirrors this).
+    static constexpr int kReservedRegs = kKind == prims::kDense || kKind == prims::kContiguous ? 32 : 48;
+    static constexpr int kAccumBudget = kMathRegs - kReservedRegs;
     static constexpr int pick_num_n_splits() {
         for (int s = 1; s <= 4; s *= 2) {
             const int regs = kNumWaves * kFinalRegs + kBlockN / (2 * s) + (kIs1D1D ? kBlockN / (4 * s) : 0);
@@ -115,27 +146,39 @@ struct Fp8GemmKernel {
     static constexpr int kSwizzleDBytes = OutTile::kSwizzleBytes;
 
     // 1D1D: a TMA destination, padded to 128 bytes so every stage's box starts 128-byte aligned.
-    static constexpr int kSfbStageFloats = kIs1D1D ? align_up(kBlockN, 32) : 2;
+    static constexpr int kSfbStageFloats = kIs1D1D ? align_up(kBlockN, 32) : 1;
     static constexpr uint32_t kTxBytes =
         (kBlockM + kBlockN) * kBlockK + kBlockM * 4 + (kIs1D1D ? kBlockN * 4 : 0);
     static constexpr uint32_t kEpilogueBarrierBase = 1;  // named barrier ids 1, 2; id 0 is __syncthreads
 
     // ---------------------------------------------------------------------------------------------------------------
-    struct Params {
-        TmaDescriptor tensor_map_a;    // A e4m3 [M, K]
-        TmaDescriptor tensor_map_b;    // B e4m3 [N, K]
-        TmaDescriptor tensor_map_sfa;  // SFA fp32 [ceil(K/128)][align(M,4)]
-        TmaDescriptor tensor_map_sfb;  // 1D1D: SFB fp32 [ceil(K/128)][align(N,4)]; 1D2D: unused
-        TmaDescriptor tensor_map_d;    // D [M, N], bf16 (1D2D) or fp32 (1D1D)
-        const float* sfb;              // 1D2D: SFB fp32 [ceil(N/128)][ceil(K/128)] row-major; 1D1D: unused
-        uint32_t m, n, k;              // read only where the Config shape constant is kDynamic
+    struct BaseParams {
+        TmaDescriptor tensor_map_a;    // A e4m3 [M, K] (m-grouped: all rows; masked [G*M_max, K]; k-grouped: unused)
+        TmaDescriptor tensor_map_b;    // B e4m3 [N, K] (m-grouped: [G*N, K]; k-grouped: unused)
+        TmaDescriptor tensor_map_sfa;  // SFA fp32 [sf_k][align(M,4)] (masked: [G*ceil(K/128)][align(M_max,4)])
+        TmaDescriptor tensor_map_sfb;  // 1D1D: SFB fp32 [sf_k][align(N,4)]; 1D2D: unused
+        TmaDescriptor tensor_map_d;    // D [rows, N], bf16 (1D2D) or fp32 (1D1D); k-grouped rows = G*M
+        const float* sfb;              // 1D2D: SFB fp32 [G][ceil(N/128)][ceil(K/128)] row-major; 1D1D: unused
+        uint32_t m, n, k;              // read only where the Config shape constant is kDynamic (masked: M_max)
+        const int32_t* grouped_layout; // contiguous: expert per row; psum: end rows; masked: masked_m
+        void* d;                       // D base, for the row-clipped direct stores
+        uint32_t ld_d;                 // D row stride in elements
+        uint32_t num_groups;
+        uint32_t alignment;            // psum: rows a group start is aligned to
     };
+    // k-grouped: A_g [M, k_g] and B_g [N, k_g] are separate row-major blocks, so each group has its own maps.
+    struct KGroupedParams : BaseParams {
+        TmaDescriptor group_maps[2 * (kNumKGroups > 0 ? kNumKGroups : 1)];  // [A_0..A_{G-1}, B_0..B_{G-1}]
+        uint32_t group_k[kNumKGroups > 0 ? kNumKGroups : 1];                // k_g, multiples of 128
+        uint32_t group_sf_k0[kNumKGroups > 0 ? kNumKGroups : 1];            // sum over h < g of k_h / 128
+    };
+    using Params = conditional_t<kKind == prims::kKGrouped, KGroupedParams, BaseParams>;
 
     // Small arrays first, then the 1 KB-aligned tiles: sizeof has no tail padding because every tile is a multiple of
     // 1 KB.
     struct SharedStorage {
         float sfa[kNumStages][kBlockM];          // [stage][kBlockM] fp32, TMA
-        float sfb[kNumStages][kSfbStageFloats];  // 1D1D: [stage][align(kBlockN,32)] fp32, TMA; 1D2D: [stage][lo, hi]
+        float sfb[kNumStages][kSfbStageFloats];  // 1D1D: [stage][align(kBlockN,32)] fp32, TMA; 1D2D: reserved
         uint64_t full_barriers[kNumStages];
         uint64_t empty_barriers[kNumStages];
         alignas(1024) uint8_t d[OutTile::kBytes];                  // [atom][kBlockM][atom bytes], store swizzle
@@ -172,9 +215,12 @@ struct Fp8GemmKernel {
     static_assert(kSmemBytes <= 232448, "exceeds the 227 KB of dynamic shared memory per block on SM90");
     // The host mirrors Params byte for byte (docs/fp8_gemm_kernel.md: five 128-byte maps at 0..639, sfb at 640,
     // m/n/k at 648/652/656). NVRTC has no offsetof, so the size and alignment stand guard for the layout.
-    static_assert(sizeof(Params) == 704 && alignof(Params) == 64, "Params layout is part of the host contract");
+    static_assert(sizeof(BaseParams) == 704 && alignof(BaseParams) == 64, "Params layout is part of the host contract");
+    static_assert(kKind != prims::kKGrouped || (kIs1D1D && kNumKGroups > 0), "k-grouped is 1D1D with kNumGroups maps");
+    static_assert(!kMGrouped || !kIs1D1D, "m-grouped GEMMs are 1D2D (BF16 out)");
+    static_assert(kKind != prims::kContiguous || kRasterAlongM, "contiguous multicast pairs adjacent m-blocks");
 
-    using Scheduler = prims::PersistentTileScheduler<kBlockM, kBlockN, Config::kGroupSize, kClusterSize, kRasterAlongM>;
+    using Scheduler = prims::GemmScheduler<kKind, kBlockM, kBlockN, Config::kGroupSize, kClusterSize, kRasterAlongM>;
     using Ring = prims::RingState<kNumStages>;
 
     TESSERA_DEVICE static uint32_t shape_m(const Params& p) {
@@ -197,56 +243,68 @@ struct Fp8GemmKernel {
         else ptx::tma_load_2d(ptx::smem_addr(dst), desc, bar, c0, c1);
     }
 
+    TESSERA_DEVICE static prims::GemmSchedulerArgs scheduler_args(const Params& p) {
+        prims::GemmSchedulerArgs a{};
+        a.m = shape_m(p);
+        a.n = shape_n(p);
+        a.num_k_blocks = ceil_div(shape_k(p), 128u);
+        a.grouped_layout = p.grouped_layout;
+        a.num_groups = p.num_groups;
+        a.alignment = p.alignment;
+        if constexpr (kKind == prims::kKGrouped) {
+            a.group_k = p.group_k;
+            a.group_sf_k0 = p.group_sf_k0;
+        }
+        return a;
+    }
+
+    // k-grouped operands have one map per group; every other kind one map for all tiles.
+    TESSERA_DEVICE static const TmaDescriptor& map_a(const Params& p, uint32_t group) {
+        if constexpr (kKind == prims::kKGrouped) return p.group_maps[group];
+        else return p.tensor_map_a;
+    }
+    TESSERA_DEVICE static const TmaDescriptor& map_b(const Params& p, uint32_t group) {
+        if constexpr (kKind == prims::kKGrouped) return p.group_maps[kNumKGroups + group];
+        else return p.tensor_map_b;
+    }
+
     // One thread. Walks the same tile sequence as the consumers and fills the ring.
     TESSERA_DEVICE static void produce(const Params& p, SharedStorage& smem) {
         const uint32_t n = shape_n(p);
-        const uint32_t num_k_blocks = ceil_div(shape_k(p), 128u);
         const uint32_t rank = kClusterSize > 1 ? ptx::cluster_cta_rank() : 0;
-        Scheduler scheduler(shape_m(p), n, blockIdx.x, Config::kNumSMs);
+        Scheduler scheduler(scheduler_args(p), blockIdx.x, Config::kNumSMs);
         Ring ring;
-        prims::TileCoord tile;
+        prims::GemmTile tile;
         while (scheduler.next(tile)) {
-            const int32_t m0 = static_cast<int32_t>(tile.m_block * kBlockM);
-            const int32_t n0 = static_cast<int32_t>(tile.n_block * kBlockN);
+            const int32_t a_row = static_cast<int32_t>(tile.a_row);
+            const int32_t n0 = static_cast<int32_t>(tile.coord.n_block * kBlockN);
+            const int32_t b_row = static_cast<int32_t>(kMGrouped ? tile.group * n : 0u) + n0;
+            const TmaDescriptor& desc_a = map_a(p, tile.group);
+            const TmaDescriptor& desc_b = map_b(p, tile.group);
             // With multicast, rank 0 loads the shared operand for both CTAs and rank 1 skips it.
-            const bool multicast_a = kClusterN == 2 && tile.multicast;
-            const bool multicast_b = kClusterM == 2 && tile.multicast;
+            const bool multicast_a = kClusterN == 2 && tile.coord.multicast;
+            const bool multicast_b = kClusterM == 2 && tile.coord.multicast;
             const bool issue_a = !multicast_a || rank == 0;
             const bool issue_b = !multicast_b || rank == 0;
-
-            // 1D2D: rows of SFB for the tile's first and (if it straddles a 128 boundary inside N) second block.
-            const float* sfb_lo = nullptr;
-            const float* sfb_hi = nullptr;
-            if constexpr (!kIs1D1D) {
-                const uint32_t nb = static_cast<uint32_t>(n0) / 128;
-                sfb_lo = p.sfb + nb * num_k_blocks;
-                const bool straddles = (n0 % 128) + kBlockN > 128 && (nb + 1) * 128 < n;
-                sfb_hi = straddles ? sfb_lo + num_k_blocks : sfb_lo;
-            }
-            for (uint32_t kb = 0; kb < num_k_blocks; ++kb) {
-                // PERF: the scale loads are issued before the empty wait so their latency hides behind it.
-                float sb_lo = 0.f, sb_hi = 0.f;
-                if constexpr (!kIs1D1D) {
-                    sb_lo = ptx::ld_global_nc(sfb_lo + kb);
-                    sb_hi = ptx::ld_global_nc(sfb_hi + kb);
-                }
+            for (uint32_t kb = 0; kb < tile.num_k_blocks; ++kb) {
                 const uint32_t s = ring.stage;
                 ptx::mbarrier_wait(ptx::smem_addr(&smem.empty_barriers[s]), ring.phase ^ 1u);
-
                 const uint32_t full = ptx::smem_addr(&smem.full_barriers[s]);
+                if (!tile.loads) {
+                    // Zero tile in a cluster: the stage passes empty so both rings stay in step; nothing is read.
+                    ptx::mbarrier_arrive(full);
+                    ring.advance();
+                    continue;
+                }
                 const int32_t k0 = static_cast<int32_t>(kb * kBlockK);
+                const int32_t sf_kb = static_cast<int32_t>(tile.sf_k0 + kb);
                 if (issue_a) {
-                    load(multicast_a, smem.a[s], p.tensor_map_a, full, k0, m0);
-                    load(multicast_a, smem.sfa[s], p.tensor_map_sfa, full, m0, static_cast<int32_t>(kb));
+                    load(multicast_a, smem.a[s], desc_a, full, k0, a_row);
+                    load(multicast_a, smem.sfa[s], p.tensor_map_sfa, full, static_cast<int32_t>(tile.sfa_col), sf_kb);
                 }
                 if (issue_b) {
-                    load(multicast_b, smem.b[s], p.tensor_map_b, full, k0, n0);
-                    if constexpr (kIs1D1D) load(multicast_b, smem.sfb[s], p.tensor_map_sfb, full, n0, static_cast<int32_t>(kb));
-                }
-                if constexpr (!kIs1D1D) {
-                    // Plain stores; the arrive below releases them to the consumers' acquiring wait.
-                    smem.sfb[s][0] = sb_lo;
-                    smem.sfb[s][1] = sb_hi;
+                    load(multicast_b, smem.b[s], desc_b, full, k0, b_row);
+                    if constexpr (kIs1D1D) load(multicast_b, smem.sfb[s], p.tensor_map_sfb, full, n0, sf_kb);
                 }
                 ptx::mbarrier_arrive_expect_tx(full, kTxBytes);
                 ring.advance();
@@ -260,7 +318,6 @@ struct Fp8GemmKernel {
             }
         }
     }
-
     // ---------------------------------------------------------------------------------------------------------------
     TESSERA_DEVICE static void release(SharedStorage& smem, uint32_t stage, bool peer_alive, uint32_t lane) {
         const uint32_t bar = ptx::smem_addr(&smem.empty_barriers[stage]);
@@ -339,8 +396,58 @@ struct Fp8GemmKernel {
     }
 
     // ---------------------------------------------------------------------------------------------------------------
+    // This thread's two fragment rows of wave w within the tile (the wgmma m64 accumulator layout).
+    TESSERA_DEVICE static uint32_t fragment_row(int w, int half, uint32_t wg, uint32_t warp, uint32_t lane) {
+        return w * kWaveRows + wg * 64 + warp * 16 + lane / 4 + 8 * half;
+    }
+
+    // Contiguous layout: rows marked -1 inside a computed tile are stored as exact zeros, whatever A holds there.
+    TESSERA_DEVICE static void mask_padding_rows(const Params& p, float (&acc)[kNumWaves][kFinalRegs],
+                                                 const prims::GemmTile& tile, uint32_t wg, uint32_t warp,
+                                                 uint32_t lane) {
+#pragma unroll
+        for (int w = 0; w < kNumWaves; ++w)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const uint32_t row = tile.a_row + fragment_row(w, h, wg, warp, lane);
+                if (row < shape_m(p) && ptx::ld_global_nc(p.grouped_layout + row) >= 0) continue;
+#pragma unroll
+                for (int c = 0; c < kBlockN / 8; ++c) acc[w][c * 4 + 2 * h] = acc[w][c * 4 + 2 * h + 1] = 0.f;
+            }
+    }
+
+    // A tile whose rows stop early (valid_rows < kBlockM): each thread writes its fragment straight to global memory
+    // (BF16 pairs, or FP32 reduce-adds for 1D1D), so rows past the group's end are never touched.
+    TESSERA_DEVICE static void store_rows_direct(const Params& p, const float (&acc)[kNumWaves][kFinalRegs],
+                                                 const prims::GemmTile& tile, uint32_t wg, uint32_t warp,
+                                                 uint32_t lane) {
+        const uint32_t n = shape_n(p);
+        const uint32_t col0 = tile.coord.n_block * kBlockN + (lane % 4) * 2;
+#pragma unroll
+        for (int w = 0; w < kNumWaves; ++w)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const uint32_t r = fragment_row(w, h, wg, warp, lane);
+                if (r >= tile.valid_rows) continue;
+                const uint64_t row_offset = static_cast<uint64_t>(tile.d_row + r) * p.ld_d;
+#pragma unroll
+                for (int c = 0; c < kBlockN / 8; ++c) {
+                    const uint32_t col = col0 + c * 8;  // even, and N is a multiple of 4: col + 1 < N too
+                    if (col >= n) continue;
+                    const float x = acc[w][c * 4 + 2 * h], y = acc[w][c * 4 + 2 * h + 1];
+                    if constexpr (kIs1D1D) {
+                        float* dst = static_cast<float*>(p.d) + row_offset + col;
+                        ptx::red_global_add(dst, x);
+                        ptx::red_global_add(dst + 1, y);
+                    } else {
+                        ptx::st_global_b32(static_cast<uint16_t*>(p.d) + row_offset + col, ptx::pack_bf16x2(x, y));
+                    }
+                }
+            }
+    }
+
     TESSERA_DEVICE static void store_tile(const Params& p, SharedStorage& smem, const float (&acc)[kNumWaves][kFinalRegs],
-                                          const prims::TileCoord& tile, uint32_t wg, uint32_t warp, uint32_t lane) {
+                                          const prims::GemmTile& tile, uint32_t wg, uint32_t warp, uint32_t lane) {
         const uint32_t barrier = kEpilogueBarrierBase + wg;
         const uint32_t tile_addr = ptx::smem_addr(smem.d);
         // The previous tile's stores (issued by warp 0) must have read the slice before it is overwritten.
@@ -359,8 +466,8 @@ struct Fp8GemmKernel {
                 const uint32_t w = t / OutTile::kNumAtoms, atom = t % OutTile::kNumAtoms;
                 const uint32_t row_base = w * kWaveRows + wg * 64;
                 const uint32_t src = tile_addr + atom * OutTile::kAtomStride + row_base * OutTile::kAtomBytes;
-                const int32_t c0 = static_cast<int32_t>(tile.n_block * kBlockN + atom * OutTile::kAtomCols);
-                const int32_t c1 = static_cast<int32_t>(tile.m_block * kBlockM + row_base);
+                const int32_t c0 = static_cast<int32_t>(tile.coord.n_block * kBlockN + atom * OutTile::kAtomCols);
+                const int32_t c1 = static_cast<int32_t>(tile.d_row + row_base);
                 if constexpr (kIs1D1D) ptx::tma_reduce_add_2d(p.tensor_map_d, src, c0, c1);
                 else ptx::tma_store_2d(p.tensor_map_d, src, c0, c1);
             }
@@ -370,11 +477,12 @@ struct Fp8GemmKernel {
 
     TESSERA_DEVICE static void consume(const Params& p, SharedStorage& smem, uint32_t wg, uint32_t warp,
                                        uint32_t lane) {
-        const uint32_t num_k_blocks = ceil_div(shape_k(p), 128u);
+        const uint32_t n = shape_n(p);
+        const uint32_t sf_k = ceil_div(shape_k(p), 128u);  // 1D2D: SFB row length
         const uint32_t row0 = wg * 64 + warp * 16 + lane / 4;  // this thread's first fragment row within a wave
-        Scheduler scheduler(shape_m(p), shape_n(p), blockIdx.x, Config::kNumSMs);
+        Scheduler scheduler(scheduler_args(p), blockIdx.x, Config::kNumSMs);
         Ring ring;
-        prims::TileCoord tile;
+        prims::GemmTile tile;
         float tmp[kWgmmaN / 2];  // [kWgmmaN/2] fp32 wgmma accumulator of one 128-K block
 #pragma unroll
         for (int i = 0; i < kWgmmaN / 2; ++i) tmp[i] = 0.f;
@@ -384,29 +492,48 @@ struct Fp8GemmKernel {
             for (int w = 0; w < kNumWaves; ++w)
 #pragma unroll
                 for (int i = 0; i < kFinalRegs; ++i) acc[w][i] = 0.f;
-            // 1D2D: 8-column chunks of this tile that fall in its first B-scale block (>= tile width: uniform).
-            const uint32_t former = (128 - (tile.n_block * kBlockN) % 128) / 8;
+            const uint32_t n0 = tile.coord.n_block * kBlockN;
+            // 1D2D: 8-column chunks of this tile that fall in its first B-scale block (>= tile width: uniform), and
+            // the SFB rows of its first and (if it straddles a 128 boundary inside N) second block.
+            const uint32_t former = (128 - n0 % 128) / 8;
+            const float* sfb_lo = nullptr;
+            const float* sfb_hi = nullptr;
+            if constexpr (!kIs1D1D) {
+                const uint32_t n_sf_blocks = ceil_div(n, 128u);
+                sfb_lo = p.sfb + (static_cast<uint64_t>(tile.group) * n_sf_blocks + n0 / 128) * sf_k;
+                const bool straddles = (n0 % 128) + kBlockN > 128 && (n0 / 128 + 1) * 128 < n;
+                sfb_hi = straddles ? sfb_lo + sf_k : sfb_lo;
+            }
 
-            for (uint32_t kb = 0; kb < num_k_blocks; ++kb) {
+            for (uint32_t kb = 0; kb < tile.num_k_blocks; ++kb) {
                 const uint32_t stage = ring.stage;
+                // PERF: issued before the wait so the load latency hides behind it.
+                const float sb_lo = kIs1D1D ? 0.f : ptx::ld_global_nc(sfb_lo + kb);
+                const float sb_hi = kIs1D1D ? 0.f : ptx::ld_global_nc(sfb_hi + kb);
                 ptx::mbarrier_wait(ptx::smem_addr(&smem.full_barriers[stage]), ring.phase);
-                // Scales are read before the stage is released.
-                float sa[kNumWaves][2];
+                if (tile.loads) {
+                    // Scales are read before the stage is released.
+                    float sa[kNumWaves][2];
 #pragma unroll
-                for (int w = 0; w < kNumWaves; ++w) {
-                    sa[w][0] = smem.sfa[stage][w * kWaveRows + row0];
-                    sa[w][1] = smem.sfa[stage][w * kWaveRows + row0 + 8];
+                    for (int w = 0; w < kNumWaves; ++w) {
+                        sa[w][0] = smem.sfa[stage][w * kWaveRows + row0];
+                        sa[w][1] = smem.sfa[stage][w * kWaveRows + row0 + 8];
+                    }
+                    mma_and_promote<0>(smem, stage, wg, lane, tile.coord.peer_alive, former, sa, sb_lo, sb_hi, acc,
+                                       tmp);
+                } else {
+                    release(smem, stage, tile.coord.peer_alive, lane);
                 }
-                const float sb_lo = kIs1D1D ? 0.f : smem.sfb[stage][0];
-                const float sb_hi = kIs1D1D ? 0.f : smem.sfb[stage][kIs1D1D ? 0 : 1];
-                mma_and_promote<0>(smem, stage, wg, lane, tile.peer_alive, former, sa, sb_lo, sb_hi, acc, tmp);
                 ring.advance();
             }
-            store_tile(p, smem, acc, tile, wg, warp, lane);
+            if constexpr (kKind == prims::kContiguous) {
+                if (tile.row_mask) mask_padding_rows(p, acc, tile, wg, warp, lane);
+            }
+            if (tile.valid_rows == kBlockM) store_tile(p, smem, acc, tile, wg, warp, lane);
+            else store_rows_direct(p, acc, tile, wg, warp, lane);
         }
         if (warp == 0) ptx::bulk_wait_group<0>();  // the last stores complete before the CTA (and its smem) retires
     }
-
     // ---------------------------------------------------------------------------------------------------------------
     static __device__ void run(const Params& p) {
         extern __shared__ __attribute__((aligned(1024))) uint8_t tessera_smem[];
@@ -416,8 +543,10 @@ struct Fp8GemmKernel {
         constexpr uint32_t kProducerWarp = kNumMathThreads / 32;
 
         if (warp == kProducerWarp && ptx::elect_one()) {
-            ptx::prefetch_tensormap(p.tensor_map_a);
-            ptx::prefetch_tensormap(p.tensor_map_b);
+            if constexpr (kKind != prims::kKGrouped) {  // k-grouped reads per-group maps instead
+                ptx::prefetch_tensormap(p.tensor_map_a);
+                ptx::prefetch_tensormap(p.tensor_map_b);
+            }
             ptx::prefetch_tensormap(p.tensor_map_sfa);
             if constexpr (kIs1D1D) ptx::prefetch_tensormap(p.tensor_map_sfb);
             ptx::prefetch_tensormap(p.tensor_map_d);

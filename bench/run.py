@@ -1,0 +1,535 @@
+"""Benchmark runner with named suites: tessera against cuBLASLt in the same run, and against DeepGEMM's H200 numbers.
+
+    python bench/run.py --suite deepgemm-dense [--suite ...] [--json out.jsonl] [--plot out.png] [--reps 30] [--quick]
+
+Suites: deepgemm-dense, deepgemm-grouped-contiguous, deepgemm-masked, deepgemm-kgrouped, host-overhead, or all.
+Shapes and DeepGEMM's times come from shared/reference/h200-baselines.md (DeepGEMM v2.6.1 on the same H200 model).
+
+Kernel time: CUDA events around one call, L2 flushed before every timed call by a memset of 256 MiB, median of
+--reps calls after 3 warm-up calls. DeepGEMM's numbers were taken another way (kineto, 2 GB flush, mean of 20) on
+another day, so the fair comparison is relative to the same-run cuBLASLt anchor: 'vs_dg' = (ours / cuBLASLt per-tensor,
+this run) / (DeepGEMM / cuBLASLt per-tensor, baseline file); below 1 means ahead of DeepGEMM.
+Prints one aligned table per suite, then one JSON line per row (also written to --json).
+"""
+import argparse
+import json
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+try:
+    import torch
+except ImportError:  # --help and py_compile still work without torch
+    torch = None
+tessera = None  # imported by main(), after argument parsing
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PEAK_TFLOPS = 1512.0  # measured FP8 dense peak on the H200 (cuBLASLt, 8192^3)
+PEAK_TBPS = 4.26      # measured device copy bandwidth, TB/s (bytes read + written)
+FLUSH_BYTES = 256 << 20
+NK = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
+
+# ---- DeepGEMM's numbers from h200-baselines.md -----------------------------------------------------------------------
+# (M, N, K) -> (DeepGEMM µs, cuBLASLt per-tensor µs of DeepGEMM's run, cuBLASLt block-scaled µs of the separate run).
+# cuBLASLt block-scaled refuses M = 1; the M = 1 rows carry its M = 16 figure, which is what a padded call measures.
+DG_DENSE = {
+    (4096, 2112, 7168): (96.8, 92.4, 111.0), (4096, 576, 7168): (35.1, 25.2, 44.2),
+    (4096, 24576, 1536): (231.6, 234.5, 260.5), (4096, 32768, 512): (127.8, 149.9, 161.6),
+    (4096, 7168, 16384): (643.1, 652.4, 712.3), (4096, 4096, 7168): (169.8, 164.8, 180.1),
+    (4096, 7168, 2048): (92.8, 92.5, 102.0),
+    (128, 2112, 7168): (13.1, 10.4, 22.1), (128, 576, 7168): (11.4, 8.4, 15.5),
+    (128, 24576, 1536): (18.6, 16.3, 18.0), (128, 32768, 512): (11.9, 10.5, 10.8),
+    (128, 7168, 16384): (47.3, 45.7, 51.6), (128, 4096, 7168): (16.0, 14.4, 23.6),
+    (128, 7168, 2048): (10.8, 8.6, 10.1),
+    (1, 2112, 7168): (15.4, 9.6, 15.2), (1, 576, 7168): (11.3, 7.2, 14.5), (1, 24576, 1536): (19.0, 15.2, 18.0),
+    (1, 32768, 512): (9.7, 8.4, 10.9), (1, 7168, 16384): (42.1, 40.0, 46.8), (1, 4096, 7168): (17.3, 14.6, 17.4),
+    (1, 7168, 2048): (9.5, 7.6, 9.7),
+}
+# (groups, M total incl. padding, N, K) -> DeepGEMM µs
+DG_CONTIGUOUS = {
+    (4, 32640, 6144, 7168): 1940.3, (4, 33920, 7168, 3072): 1073.1, (4, 31232, 4096, 4096): 737.0,
+    (4, 32640, 4096, 2048): 408.0, (8, 31872, 6144, 7168): 1924.0, (8, 32640, 7168, 3072): 1032.6,
+    (8, 33024, 4096, 4096): 782.0, (8, 32512, 4096, 2048): 411.4,
+}
+# (groups, expected M per group, valid M total, N, K) -> DeepGEMM µs; A is [groups, 4096, K]
+DG_MASKED = {
+    (32, 192, 6221, 6144, 7168): 540.4, (32, 192, 6259, 4096, 2048): 131.2, (6, 1024, 6273, 6144, 7168): 403.7,
+    (6, 1024, 6842, 4096, 2048): 102.9, (32, 20, 643, 6144, 7168): 371.2, (32, 20, 597, 4096, 2048): 85.5,
+    (6, 20, 125, 6144, 7168): 80.0, (6, 20, 118, 4096, 2048): 23.7,
+}
+MASKED_M_MAX = 4096
+# (groups, M, N, total K) -> DeepGEMM µs (k-grouped weight gradient, FP32 out, D = C + A·Bᵀ)
+DG_KGROUPED = {
+    (4, 4096, 7168, 35200): 1987.0, (4, 7168, 2048, 32896): 953.0, (8, 4096, 7168, 30720): 1828.0,
+    (8, 7168, 2048, 32896): 999.0, (16, 4096, 7168, 33792): 2215.0, (16, 7168, 2048, 31744): 1052.0,
+}
+DG_HOST_US = 28.4  # one cached fp8_gemm_nt call from Python (DeepGEMM, m=128 n=576 k=7168)
+
+
+# ---- rows --------------------------------------------------------------------------------------------------------------
+@dataclass
+class Row:
+    """One shape of one suite. Suites yield rows and the runner times them before the suite's generator resumes, so
+    the closures may refer to the generator's current tensors."""
+    suite: str
+    label: str
+    shape: dict
+    flops: int = 0                     # useful FLOPs (masked: valid rows only)
+    nbytes: int = 0                    # bytes that must move at least once: A, B, scales, D (and C) read/written
+    ours: Optional[Callable] = None
+    baselines: dict = field(default_factory=dict)  # name -> (zero-argument call, its FLOPs); the first is the anchor
+    ref: dict = field(default_factory=dict)        # DeepGEMM's numbers for this shape
+    bucket: str = ""                   # rows averaged together in the geometric means
+    result: dict = field(default_factory=dict)
+
+
+def ceil_div(a, b):
+    return -(-a // b)
+
+
+def align(a, b):
+    return ceil_div(a, b) * b
+
+
+def split_total(total, parts, rng, lo=0.7, hi=1.3):
+    """`parts` non-negative ints summing to `total`, each drawn as mean x U(lo, hi) then scaled to the total, so that a
+    generated case has exactly the size of DeepGEMM's reported one."""
+    w = [rng.uniform(lo, hi) for _ in range(parts)]
+    out = [int(total * x / sum(w)) for x in w]
+    for i in range(total - sum(out)):  # the rounding remainder, < parts
+        out[i] += 1
+    return out
+
+
+def randn(*shape):
+    return torch.randn(*shape, device="cuda", dtype=torch.bfloat16)
+
+
+def fp8_rows(x):
+    """1x128 (per row, per 128 K) e4m3 quantization: (x8, sf [rows, K/128])."""
+    return tessera.utils.per_token_cast_to_fp8(x, use_ue8m0=False)
+
+
+def fp8_blocks(x):
+    """128x128 block quantization: (x8, sf [rows/128, K/128])."""
+    return tessera.utils.per_block_cast_to_fp8(x, use_ue8m0=False)
+
+
+def mn_major(sf):
+    return tessera.get_mn_major_tma_aligned_tensor(sf)
+
+
+def pad_rows(x, rows):
+    if x.shape[0] >= rows:
+        return x
+    out = x.new_zeros(rows, *x.shape[1:])
+    out[:x.shape[0]] = x
+    return out
+
+
+def cat_flat(blocks):
+    """Concatenate fp8 tensors, flattened, through a uint8 view."""
+    return torch.cat([blk.contiguous().view(torch.uint8).flatten() for blk in blocks]).view(torch.float8_e4m3fn)
+
+
+def config_of(*args):
+    """The kernel config tessera picks, when its binding offers `fp8_gemm_config(...) -> str`; else ''."""
+    fn = getattr(tessera._C, "fp8_gemm_config", None)
+    try:
+        return str(fn(*args)) if fn else ""
+    except Exception:
+        return ""
+
+
+# ---- baselines ---------------------------------------------------------------------------------------------------------
+def cublas_per_tensor(a8, b8, out_dtype):
+    """cuBLASLt FP8 through torch._scaled_mm with per-tensor scales of 1: A [M, K] x B [N, K]ᵀ, M padded to 16."""
+    a = pad_rows(a8, align(max(a8.shape[0], 16), 16))
+    one = torch.ones((), device="cuda")
+    return lambda: torch._scaled_mm(a, b8.t(), one, one, out_dtype=out_dtype)
+
+
+def cublas_block_scaled(a8, sfa, b8, sfb, out_dtype):
+    """cuBLASLt FP8 with DeepSeek-style scales through torch._scaled_mm (SM90, CUDA >= 12.9, torch >= 2.8).
+
+    A 1x128: scale_a [M, K/128] with strides (1, M). B 128x128 (sfb [N/128, K/128]): scale_b is seen transposed,
+    [N/128, K/128] with a row pitch of K/128 rounded up to 4 (newer torch; older torch wants K/128, the same for every
+    K here). B 1x128 (sfb [N, K/128]): the transpose of an N-major [N, K/128], i.e. a contiguous [K/128, N].
+    M is padded to 16 (cuBLASLt refuses M = 1)."""
+    m, kb = sfa.shape
+    mp = align(max(m, 16), 16)
+    a = pad_rows(a8, mp)
+    scale_a = torch.ones(kb, mp, device="cuda")
+    scale_a[:, :m] = sfa.t()
+    scale_a = scale_a.t()
+    if sfb.shape[0] == b8.shape[0]:  # 1x128
+        scale_b = sfb.t().contiguous()
+    else:  # 128x128
+        scale_b = torch.zeros(sfb.shape[0], align(kb, 4), device="cuda")
+        scale_b[:, :kb] = sfb
+        scale_b = scale_b[:, :kb].t()
+    return lambda: torch._scaled_mm(a, b8.t(), scale_a, scale_b, out_dtype=out_dtype)
+
+
+# ---- suites ------------------------------------------------------------------------------------------------------------
+def suite_dense(quick):
+    pairs = NK[::3] if quick else NK
+    bf16, f32 = torch.bfloat16, torch.float32
+    for m in (1, 128, 4096):
+        for n, k in pairs:  # 1D2D: BF16 out, A 1x128, B 128x128
+            a, b = randn(m, k), randn(n, k)
+            (a8, sfa), (b8, sfb) = fp8_rows(a), fp8_blocks(b)
+            sfa_k = mn_major(sfa)
+            d = torch.empty(m, n, device="cuda", dtype=bf16)
+            dg, dg_pt, dg_bs = DG_DENSE[(m, n, k)]
+            yield Row("deepgemm-dense", f"1d2d {m}x{n}x{k}", dict(kind="1d2d", m=m, n=n, k=k),
+                      flops=2 * m * n * k, nbytes=m * k + n * k + 4 * (sfa.numel() + sfb.numel()) + 2 * m * n,
+                      ours=lambda: tessera.fp8_gemm_nt((a8, sfa_k), (b8, sfb), d),
+                      baselines={"cublas_pt": (cublas_per_tensor(a8, b8, bf16), None),
+                                 "cublas_bs": (cublas_block_scaled(a8, sfa, b8, sfb, bf16), None),
+                                 "torch_bf16": (lambda: torch.mm(a, b.t()), None)},
+                      ref=dict(dg_us=dg, dg_cublas_pt_us=dg_pt, file_cublas_bs_us=dg_bs), bucket=f"M={m}",
+                      result=dict(config=config_of(m, n, k, "1d2d", 1)))
+    for n_pair, k in pairs:
+        # 1D1D weight gradient as DeepGEMM's test enumerates it (M = N of the pair, N = 4096, K = K of the pair; FP32
+        # out, D = C + A·Bᵀ with c = d). h200-baselines.md has no DeepGEMM time for these: ratios to cuBLASLt only.
+        m, n = n_pair, 4096
+        a, b = randn(m, k), randn(n, k)
+        (a8, sfa), (b8, sfb) = fp8_rows(a), fp8_rows(b)
+        sfa_k, sfb_k = mn_major(sfa), mn_major(sfb)
+        d = torch.zeros(m, n, device="cuda", dtype=f32)
+        yield Row("deepgemm-dense", f"1d1d {m}x{n}x{k}", dict(kind="1d1d-wgrad", m=m, n=n, k=k),
+                  flops=2 * m * n * k, nbytes=m * k + n * k + 4 * (sfa.numel() + sfb.numel()) + 8 * m * n,
+                  ours=lambda: tessera.fp8_gemm_nt((a8, sfa_k), (b8, sfb_k), d, c=d, recipe=(1, 1, 128)),
+                  baselines={"cublas_pt": (cublas_per_tensor(a8, b8, f32), None),
+                             "cublas_bs": (cublas_block_scaled(a8, sfa, b8, sfb, f32), None),
+                             "torch_bf16": (lambda: torch.mm(a, b.t()), None)},  # BF16 out
+                  bucket="1d1d-wgrad", result=dict(config=config_of(m, n, k, "1d1d", 1)))
+
+
+def suite_contiguous(quick):
+    rng = random.Random(0)
+    for (g, m_total, n, k), dg in list(DG_CONTIGUOUS.items())[::4 if quick else 1]:
+        # Per expert: a 128-aligned segment whose tail is padding (-1 in grouped_layout, zero rows of A), as in
+        # DeepGEMM's test (M = expected x U(0.7, 1.3), aligned up to 128), scaled to the reported M total.
+        layout = torch.full((m_total,), -1, dtype=torch.int32)
+        start = valid = 0
+        for e, blocks in enumerate(split_total(m_total // 128, g, rng)):
+            rows = max(1, blocks * 128 - rng.randrange(128)) if blocks else 0
+            layout[start:start + rows] = e
+            start, valid = start + blocks * 128, valid + rows
+        layout = layout.cuda()
+        a = randn(m_total, k) * (layout >= 0).unsqueeze(1)
+        (a8, sfa), (b8, sfb) = fp8_rows(a), fp8_blocks(randn(g * n, k))
+        sfa_k, b8, sfb = mn_major(sfa), b8.view(g, n, k), sfb.view(g, n // 128, -1)
+        d = torch.empty(m_total, n, device="cuda", dtype=torch.bfloat16)
+        yield Row("deepgemm-grouped-contiguous", f"g{g} {m_total}x{n}x{k}",
+                  dict(groups=g, m_total=m_total, m_valid=valid, n=n, k=k),
+                  flops=2 * m_total * n * k,  # padded rows included, as DeepGEMM counts them
+                  nbytes=m_total * k + g * n * k + 4 * (sfa.numel() + sfb.numel()) + 2 * m_total * n + 4 * m_total,
+                  ours=lambda: tessera.m_grouped_fp8_gemm_nt_contiguous((a8, sfa_k), (b8, sfb), d, layout),
+                  baselines={"cublas_pt_dense_MtotxNxK": (cublas_per_tensor(a8, b8[0], torch.bfloat16), None)},
+                  ref=dict(dg_us=dg), bucket="contiguous",
+                  result=dict(config=config_of(m_total, n, k, "m_grouped_contiguous", g)))
+
+
+def suite_masked(quick):
+    rng = random.Random(0)
+    for (g, expected, valid, n, k), dg in list(DG_MASKED.items())[::4 if quick else 1]:
+        # masked_m drawn in expected x U(0.7, 1.3), scaled to DeepGEMM's reported valid total
+        counts = split_total(valid, g, rng)
+        masked_m = torch.tensor(counts, device="cuda", dtype=torch.int32)
+        active = sum(c > 0 for c in counts)
+        (a8, sfa), (b8, sfb) = fp8_rows(randn(g * MASKED_M_MAX, k)), fp8_blocks(randn(g * n, k))
+        anchor = cublas_per_tensor(a8[:g * expected], b8[:n], torch.bfloat16)
+        a8, sfa = a8.view(g, MASKED_M_MAX, k), mn_major(sfa.view(g, MASKED_M_MAX, -1))
+        b8, sfb = b8.view(g, n, k), sfb.view(g, n // 128, -1)
+        kb = sfb.shape[-1]
+        d = torch.empty(g, MASKED_M_MAX, n, device="cuda", dtype=torch.bfloat16)
+        yield Row("deepgemm-masked", f"g{g} e{expected} v{valid} {n}x{k}",
+                  dict(groups=g, expected_m=expected, m_valid=valid, n=n, k=k),
+                  flops=2 * valid * n * k,  # valid rows only; bytes: valid rows and the active experts' weights
+                  nbytes=valid * k + active * n * k + 4 * (valid + active * (n // 128)) * kb + 2 * valid * n + 4 * g,
+                  ours=lambda: tessera.m_grouped_fp8_gemm_nt_masked((a8, sfa), (b8, sfb), d, masked_m, expected),
+                  baselines={"cublas_pt_rough_dense_GxExpxNxK": (anchor, 2 * g * expected * n * k)},
+                  ref=dict(dg_us=dg), bucket="masked",
+                  result=dict(config=config_of(expected, n, k, "m_grouped_masked", g)))
+
+
+def suite_kgrouped(quick):
+    rng = random.Random(0)
+    for (g, m, n, total_k), dg in list(DG_KGROUPED.items())[::4 if quick else 1]:
+        ks = [u * 128 for u in split_total(total_k // 128, g, rng)]
+        # Groups are 128-aligned in K, so 1x128 scales of the whole [M, ΣK] equal those of each group.
+        (a8, sfa), (b8, sfb) = fp8_rows(randn(m, total_k)), fp8_rows(randn(n, total_k))
+        a_flat, b_flat = cat_flat(a8.split(ks, dim=1)), cat_flat(b8.split(ks, dim=1))
+        sfa_k, sfb_k = mn_major(sfa), mn_major(sfb)
+        ks_tensor = torch.tensor(ks, device="cuda", dtype=torch.int32)
+        d = torch.zeros(g, m, n, device="cuda", dtype=torch.float32)
+        yield Row("deepgemm-kgrouped", f"g{g} {m}x{n}x{total_k}", dict(groups=g, m=m, n=n, k_total=total_k, ks=ks),
+                  flops=2 * m * n * total_k,  # bytes: C read and D written, FP32
+                  nbytes=(m + n) * total_k + 4 * (sfa.numel() + sfb.numel()) + 8 * g * m * n,
+                  ours=lambda: tessera.k_grouped_fp8_gemm_nt_contiguous((a_flat, sfa_k), (b_flat, sfb_k), d, ks,
+                                                                        ks_tensor, c=d),
+                  baselines={"cublas_pt_dense_MxNxsumK": (cublas_per_tensor(a8, b8, torch.float32), None)},
+                  ref=dict(dg_us=dg), bucket="kgrouped", result=dict(config=config_of(m, n, total_k, "k_grouped", g)))
+
+
+def suite_host_overhead(quick):
+    sys.path.insert(0, HERE)
+    import python_overhead
+    for name, us in python_overhead.measure():
+        ref = dict(dg_host_us=DG_HOST_US) if name.startswith("tessera.fp8_gemm_nt") else {}
+        res = dict(host_us=us, ours_over_dg_abs=us / ref["dg_host_us"] if ref else None)
+        yield Row("host-overhead", name, {}, ref=ref, result=res)
+
+
+SUITES = {
+    "deepgemm-dense": suite_dense,
+    "deepgemm-grouped-contiguous": suite_contiguous,
+    "deepgemm-masked": suite_masked,
+    "deepgemm-kgrouped": suite_kgrouped,
+    "host-overhead": suite_host_overhead,
+}
+
+
+# ---- timing ------------------------------------------------------------------------------------------------------------
+_flush = None
+
+
+def time_us(fn, reps, warmup=3):
+    """Median µs of `fn` between CUDA events, each call preceded by a memset of 256 MiB (larger than L2)."""
+    global _flush
+    if _flush is None:
+        _flush = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
+    for _ in range(warmup):
+        fn()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(reps):
+        _flush.zero_()
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) * 1e3)
+    return statistics.median(times)
+
+
+def try_time(name, fn, reps, ours):
+    """(µs, status). Ours: NotImplementedError / AttributeError -> 'unavailable'. Baselines: RuntimeError ->
+    'unsupported'. Anything else -> 'error'. Never raises: one shape must not stop the run."""
+    try:
+        return time_us(fn, reps), "ok"
+    except Exception as e:  # noqa: BLE001
+        if isinstance(e, (NotImplementedError, AttributeError)):
+            status = "unavailable" if ours else "unsupported"
+        elif isinstance(e, RuntimeError) and not ours:
+            status = "unsupported"
+        else:
+            status = "error"
+        print(f"    {name}: {status}: {type(e).__name__}: {(str(e).strip().splitlines() or [''])[0][:200]}", flush=True)
+        try:
+            torch.cuda.synchronize()
+        except Exception:  # noqa: BLE001  (a sticky CUDA error: later rows will report it too)
+            pass
+        return None, status
+
+
+def measure(row, reps):
+    r = row.result
+    if row.ours is None:
+        return
+    r["ours_us"], r["ours_status"] = try_time("tessera", row.ours, reps, ours=True)
+    for name, (fn, flops) in row.baselines.items():
+        us, r[f"{name}_status"] = try_time(name, fn, reps, ours=False)
+        r[f"{name}_us"] = us
+        r[f"{name}_tflops"] = (flops or row.flops) / us / 1e6 if us else None
+    row.ours, row.baselines = None, dict.fromkeys(row.baselines)  # free the inputs; keep the column names
+    ours = r["ours_us"]
+    r["tflops"] = row.flops / ours / 1e6 if ours else None
+    r["gbps"] = row.nbytes / ours / 1e3 if ours else None
+    for name in row.baselines:
+        base = r[f"{name}_us"]
+        r[f"ours_over_{name}"] = ours / base if ours and base else None
+    dg = row.ref.get("dg_us")
+    if "dg_cublas_pt_us" in row.ref:  # dense: through the same-run cuBLASLt anchor
+        r["dg_over_cublas_pt_file"] = dg / row.ref["dg_cublas_pt_us"]
+        pt = r.get("ours_over_cublas_pt")
+        r["vs_dg"] = pt / r["dg_over_cublas_pt_file"] if pt else None
+    elif dg:  # grouped: the baseline file has no cuBLASLt time for these shapes
+        r["ours_over_dg_abs"] = ours / dg if ours else None
+
+
+# ---- output ------------------------------------------------------------------------------------------------------------
+def cell(r, key, fmt):
+    v = r.get(key)
+    if v is None:
+        status = r.get(key[:-3] + "_status", "") if key.endswith("_us") else ""
+        return status if status not in ("", "ok") else "-"
+    return format(v, fmt) if isinstance(v, (int, float)) else str(v)
+
+
+def print_table(suite, rows):
+    if not rows:
+        return
+    cols = [("shape", "label", "")]
+    if suite == "host-overhead":
+        cols += [("host_us", "host_us", ".2f"), ("dg_host_us", "dg_host_us", ".1f"),
+                 ("ours/dg_abs", "ours_over_dg_abs", ".2f")]
+    else:
+        names = list(rows[0].baselines)
+        cols += [("ours_us", "ours_us", ".1f"), ("TFLOPS", "tflops", ".0f"), ("GB/s", "gbps", ".0f")]
+        cols += [(f"{n}_us", f"{n}_us", ".1f") for n in names]
+        cols += [(f"ours/{n}", f"ours_over_{n}", ".2f") for n in names]
+        cols += [("dg_us", "dg_us", ".1f")]
+        if suite == "deepgemm-dense":
+            cols += [("dg/cublas_pt(file)", "dg_over_cublas_pt_file", ".2f"), ("vs_dg", "vs_dg", ".2f")]
+        else:
+            cols += [("ours/dg_abs", "ours_over_dg_abs", ".2f")]
+        cols += [("config", "config", "")]
+    table = [[h for h, _, _ in cols]]
+    for row in rows:
+        merged = {"label": row.label, **row.ref, **row.result}
+        table.append([cell(merged, key, fmt) for _, key, fmt in cols])
+    widths = [max(len(line[i]) for line in table) for i in range(len(cols))]
+    print(f"\n== {suite}")
+    for line in table:
+        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))).rstrip())
+    geomeans(rows)
+
+
+def geomeans(rows):
+    buckets = {}
+    for row in rows:
+        buckets.setdefault(row.bucket, []).append(row)
+    keys = ["vs_dg", "ours_over_dg_abs"] + [f"ours_over_{n}" for n in (rows[0].baselines or {})]
+    for bucket, members in buckets.items():
+        parts = []
+        for key in keys:
+            vals = [m.result[key] for m in members if m.result.get(key)]
+            if vals:
+                parts.append(f"{key} {math.exp(sum(map(math.log, vals)) / len(vals)):.3f} (n={len(vals)})")
+        if parts and bucket:
+            print(f"  geomean [{bucket}]: " + ", ".join(parts))
+
+
+def json_row(row, meta):
+    out = {"suite": row.suite, "shape": row.label, **row.shape, "flops": row.flops, "bytes": row.nbytes}
+    if row.nbytes:
+        out["bw_bound_tflops"] = row.flops * PEAK_TBPS / row.nbytes
+    out.update(row.ref)
+    out.update(row.result)
+    out.update(meta)
+    return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in out.items()}
+
+
+def plot(path, by_suite):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print(f"note: matplotlib is not importable; skipping the plot {path}")
+        return
+    suites = [(s, rows) for s, rows in by_suite.items() if rows and rows[0].flops]
+    if not suites:
+        print("note: nothing to plot")
+        return
+    fig, axes = plt.subplots(len(suites), 1, figsize=(max(10, 0.6 * max(len(r) for _, r in suites)), 4.5 * len(suites)),
+                             squeeze=False)
+    for ax, (suite, rows) in zip(axes[:, 0], suites):
+        series = [("tessera", "tflops")] + [(n, f"{n}_tflops") for n in rows[0].baselines]
+        width = 0.8 / len(series)
+        x = range(len(rows))
+        for i, (name, key) in enumerate(series):
+            ax.bar([j + (i - (len(series) - 1) / 2) * width for j in x],
+                   [row.result.get(key) or float("nan") for row in rows], width, label=name)
+        bw = [min(PEAK_TFLOPS, row.flops * PEAK_TBPS / row.nbytes) for row in rows]
+        ax.plot(list(x), bw, "kv", markersize=6, label=f"roofline: min(peak, bytes at {PEAK_TBPS} TB/s)")
+        ax.axhline(PEAK_TFLOPS, color="r", linestyle="--", label=f"FP8 peak (measured) {PEAK_TFLOPS:.0f}")
+        ax.set_yscale("log")
+        ax.set_ylabel("TFLOPS")
+        ax.set_title(suite)
+        ax.set_xticks(list(x))
+        ax.set_xticklabels([row.label for row in rows], rotation=45, ha="right", fontsize=7)
+        ax.legend(fontsize=7, ncol=3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"plot written to {path}")
+
+
+# ---- main --------------------------------------------------------------------------------------------------------------
+def import_tessera():
+    global tessera
+    try:
+        import tessera as t
+    except ImportError:  # fall back to the build tree
+        sys.path.insert(0, os.path.join(os.path.dirname(HERE), "build", "python"))
+        import tessera as t
+    tessera = t
+
+
+def git_commit():
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="suites: " + ", ".join(SUITES) + ", all")
+    parser.add_argument("--suite", action="append", choices=list(SUITES) + ["all"],
+                        help="suite to run (repeatable; default deepgemm-dense)")
+    parser.add_argument("--json", metavar="OUT.jsonl", help="also write the JSON lines to this file")
+    parser.add_argument("--plot", metavar="OUT.png", help="TFLOPS per shape, ours vs baselines (needs matplotlib)")
+    parser.add_argument("--reps", type=int, default=30, help="timed calls per measurement, median taken (>= 20)")
+    parser.add_argument("--quick", action="store_true", help="a subset of each suite's shapes")
+    args = parser.parse_args(argv)
+    if args.reps < 20:
+        parser.error("--reps must be at least 20")
+    suites = args.suite or ["deepgemm-dense"]
+    suites = list(SUITES) if "all" in suites else list(dict.fromkeys(suites))
+
+    if torch is None or not torch.cuda.is_available():
+        sys.exit("bench/run.py: needs PyTorch with a CUDA GPU")
+    import_tessera()
+    meta = dict(card=torch.cuda.get_device_name(), torch=torch.__version__, cuda=torch.version.cuda,
+                commit=git_commit(), reps=args.reps)
+    print(f"{meta['card']}, torch {meta['torch']} (CUDA {meta['cuda']}), tessera {tessera.__version__}, "
+          f"commit {meta['commit']}, median of {args.reps}")
+
+    by_suite = {}
+    for suite in suites:
+        rows = by_suite.setdefault(suite, [])
+        print(f"\n-- running {suite}", flush=True)
+        try:
+            for row in SUITES[suite](args.quick):
+                print(f"  {row.label}", flush=True)
+                measure(row, args.reps)
+                rows.append(row)
+        except Exception as e:  # noqa: BLE001  (building a suite's inputs failed: report, go on with the next suite)
+            print(f"  suite {suite} stopped: {type(e).__name__}: {e}", flush=True)
+    for suite, rows in by_suite.items():
+        print_table(suite, rows)
+
+    lines = [json.dumps(json_row(row, meta)) for rows in by_suite.values() for row in rows]
+    print()
+    print("\n".join(lines))
+    if args.json:
+        with open(args.json, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    if args.plot:
+        plot(args.plot, by_suite)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+// Tile sequence of the FP8 GEMM kernel for every problem kind: dense, and the three MoE groupings. Producer and
+// consumers each run one instance and take identical decisions (they read the same device data), so no tile
+// information crosses the warp roles.
+//
+// Kinds (GemmKind, the kernel's Config::kGemmKind; the host mirrors the numbers in src/ops/fp8_gemm_specs.hpp):
+//   kDense       one [M, N] problem; the persistent grouped rasterization of scheduler.cuh.
+//   kContiguous  A [M_total, K] whose BM-row blocks each belong to one expert (grouped_layout[row] = expert id, -1 =
+//                padding). Same raster as dense; the expert comes from the block's first row. A block whose first
+//                row is padding is a "zero tile": no loads, zeros stored. Padding rows inside a computed block are
+//                zeroed in the epilogue (row_mask), so D is exact whatever A holds there. Multicast pairs only when
+//                both m-blocks belong to the same expert.
+//   kPsum        grouped_layout[g] = end row of group g; group g starts at align(end[g-1], alignment). Tiles walk
+//                the groups in order (each group rasterized on its own); rows past end[g] are never stored.
+//   kMasked      A [G, M_max, K] flattened to [G*M_max, K]; group g has masked_m[g] = grouped_layout[g] rows (read on
+//                the device, clamped to [0, M_max]); rows past masked_m[g] are never stored.
+//   kKGrouped    same M, N per group, K = k_g per group (host-known, in the kernel parameters with per-group tensor
+//                maps); groups with k_g = 0 have no tiles; D rows offset by g*M.
+//
+// A tile's rows are [a_row, a_row + kBlockM) of A's 2-D map; valid_rows < kBlockM marks a tile whose store must
+// stop early (the epilogue then writes registers straight to global memory, row by row).
+#pragma once
+
+#include <tessera/common.cuh>
+#include <tessera/prims/scheduler.cuh>
+#include <tessera/ptx/memory.cuh>
+
+namespace tessera::prims {
+
+enum GemmKind : int { kDense = 0, kContiguous = 1, kPsum = 2, kMasked = 3, kKGrouped = 4 };
+
+struct GemmTile {
+    TileCoord coord;         // m_block is group-local for kPsum/kMasked/kKGrouped
+    uint32_t group;          // expert / group index (0 for dense)
+    uint32_t a_row;          // first row of the tile in A's 2-D tensor map
+    uint32_t d_row;          // first row of the tile in D's 2-D tensor map
+    uint32_t sfa_col;        // first row of the tile in the SFA map's inner (MN) dimension
+    uint32_t sf_k0;          // k-block offset of the group in the SF maps' outer dimension
+    uint32_t num_k_blocks;   // 128-K blocks of this tile
+    uint32_t valid_rows;     // rows from a_row that are stored (kBlockM: the whole tile, clipped by TMA at the edge)
+    bool loads;              // false: zero tile (contiguous padding block): no TMA, the consumers store zeros
+    bool row_mask;           // contiguous: some rows of the tile are padding (-1) and are stored as zeros
+};
+
+struct GemmSchedulerArgs {
+    uint32_t m, n, num_k_blocks;    // M (dense, contiguous: total rows; masked: M_max; k-grouped: per group), N
+    const int32_t* grouped_layout;  // ids / ends / masked_m; unused for dense and k-grouped
+    uint32_t num_groups;
+    uint32_t alignment;             // psum: group starts are aligned to this many rows
+    const uint32_t* group_k;        // k-grouped: k_g per group (kernel parameters)
+    const uint32_t* group_sf_k0;    // k-grouped: sum of ceil(k_h/128) over h < g
+};
+
+template <GemmKind kKind, int kBlockM, int kBlockN, int kGroupSize, int kClusterSize, bool kRasterAlongM>
+struct GemmScheduler {
+    using Raster = PersistentTileScheduler<kBlockM, kBlockN, kGroupSize, kClusterSize, kRasterAlongM>;
+    static_assert(kClusterSize == 1 || kKind == kDense || kKind == kContiguous,
+                  "clusters need both CTAs of a pair to walk equal k-block counts: dense and contiguous only");
+
+    GemmSchedulerArgs args;
+    uint32_t next_id;
+    uint32_t stride;
+    // Group walk (psum, masked, k-grouped): the group holding ids [group_base, group_base + group_tiles).
+    uint32_t group = 0, group_base = 0, group_tiles = 0, group_m_blocks = 0, group_start = 0, group_end = 0;
+
+    __device__ GemmScheduler(const GemmSchedulerArgs& a, uint32_t first_id, uint32_t num_ctas)
+        : args(a), next_id(first_id), stride(num_ctas) {
+        if constexpr (kKind == kPsum || kKind == kMasked || kKind == kKGrouped) load_group(0);
+    }
+
+    __device__ uint32_t n_blocks() const { return ceil_div<uint32_t>(args.n, kBlockN); }
+
+    // Rows [group_start, group_end) of A belong to `group`; its tiles follow the previous groups' tiles.
+    __device__ void load_group(uint32_t g) {
+        group = g;
+        if (g >= args.num_groups) return;
+        if constexpr (kKind == kPsum) {
+            const int32_t prev_end = g == 0 ? 0 : ptx::ld_global_nc(args.grouped_layout + g - 1);
+            const int32_t end = ptx::ld_global_nc(args.grouped_layout + g);
+            group_start = g == 0 ? 0u : align_up<uint32_t>(static_cast<uint32_t>(max(prev_end, 0)), args.alignment);
+            group_end = max(static_cast<uint32_t>(max(end, 0)), group_start);
+        } else if constexpr (kKind == kMasked) {
+            const int32_t rows = ptx::ld_global_nc(args.grouped_layout + g);
+            group_start = g * args.m;
+            group_end = group_start + min(static_cast<uint32_t>(max(rows, 0)), args.m);
+        } else {  // kKGrouped: every group has the full M; an empty K has no tiles
+            group_start = 0;
+            group_end = args.group_k[g] == 0 ? 0u : args.m;
+        }
+        group_m_blocks = ceil_div<uint32_t>(group_end - group_start, kBlockM);
+        group_tiles = group_m_blocks * n_blocks();
+    }
+
+    __device__ bool next(GemmTile& t) {
+        const uint32_t id = next_id;
+        next_id += stride;
+        t.loads = true;
+        t.row_mask = false;
+        t.group = 0;
+        t.sf_k0 = 0;
+        t.num_k_blocks = args.num_k_blocks;
+        t.valid_rows = kBlockM;
+        if constexpr (kKind == kDense || kKind == kContiguous) {
+            const Raster raster(args.m, args.n, 0, stride);
+            if (id >= raster.num_tiles) return false;
+            t.coord = raster.tile_at(id);
+            t.a_row = t.d_row = t.sfa_col = t.coord.m_block * kBlockM;
+            if constexpr (kKind == kContiguous) contiguous_tile(t, raster.num_m_blocks);
+            return true;
+        } else {
+            // ids only grow, so the walk over groups is shared by all of this CTA's tiles.
+            while (id - group_base >= group_tiles) {
+                if (group >= args.num_groups) return false;
+                group_base += group_tiles;
+                load_group(group + 1);
+                if (group >= args.num_groups) return false;
+            }
+            Raster raster(group_m_blocks * kBlockM, args.n, 0, stride);
+            t.coord = raster.tile_at(id - group_base);
+            t.group = group;
+            const uint32_t m0 = group_start + t.coord.m_block * kBlockM;
+            t.valid_rows = min(static_cast<uint32_t>(kBlockM), group_end - m0);
+            t.a_row = m0;
+            if constexpr (kKind == kPsum) {
+                t.d_row = t.sfa_col = m0;
+            } else if constexpr (kKind == kMasked) {
+                t.d_row = m0;
+                t.sfa_col = m0 - group_start;  // SFA map: [G * num_k_blocks][align(M_max, 4)]
+                t.sf_k0 = group * args.num_k_blocks;
+            } else {
+                t.d_row = group * args.m + m0;
+                t.sfa_col = m0;
+                t.sf_k0 = args.group_sf_k0[group];
+                t.num_k_blocks = args.group_k[group] / 128;
+            }
+            return true;
+        }
+    }
+
+    __device__ void contiguous_tile(GemmTile& t, uint32_t num_m_blocks) const {
+        const uint32_t m0 = t.a_row;
+        const int32_t expert = ptx::ld_global_nc(args.grouped_layout + m0);
+        t.loads = expert >= 0;
+        t.group = t.loads ? static_cast<uint32_t>(expert) : 0u;
+        const uint32_t last = min(m0 + static_cast<uint32_t>(kBlockM), args.m) - 1;
+        t.row_mask = t.loads && ptx::ld_global_nc(args.grouped_layout + last) < 0;
+        if constexpr (kClusterSize > 1) {
+            // Both CTAs of the pair evaluate the same condition, so they agree on multicast.
+            const uint32_t peer = t.coord.m_block ^ 1u;
+            const int32_t peer_expert = peer < num_m_blocks ? ptx::ld_global_nc(args.grouped_layout + peer * kBlockM) : -1;
+            t.coord.multicast = t.coord.multicast && expert >= 0 && peer_expert == expert;
+        } else {
+            // Without a peer to keep in step, a zero tile skips the ring entirely.
+            if (!t.loads) t.num_k_blocks = 0;
+        }
+    }
+};
+
+}  // namespace tessera::prims

@@ -1,0 +1,159 @@
+#include "ops/fp8_gemm_common.hpp"
+
+#include <cstdio>
+#include <mutex>
+#include <unordered_map>
+
+#include "runtime/device.hpp"
+#include "runtime/tensor_map.hpp"
+#include "tessera/error.hpp"
+#include "tessera/layout.hpp"
+#include "tessera/options.hpp"
+
+namespace tessera::ops {
+
+KGroupedParamBytes::KGroupedParamBytes(const Fp8GemmParams& base, const std::vector<CUtensorMap>& maps_a,
+                                       const std::vector<CUtensorMap>& maps_b, const std::vector<std::uint32_t>& ks,
+                                       const std::vector<std::uint32_t>& sf_k0) {
+    const std::size_t groups = ks.size();
+    TESSERA_ASSERT(maps_a.size() == groups && maps_b.size() == groups && sf_k0.size() == groups);
+    // BaseParams, TmaDescriptor group_maps[2G], uint32 group_k[G], uint32 group_sf_k0[G], padded to 64 bytes.
+    const std::size_t maps_at = sizeof(Fp8GemmParams);
+    const std::size_t k_at = maps_at + 2 * groups * sizeof(CUtensorMap);
+    const std::size_t sf_at = k_at + 4 * groups;
+    size_ = align_up(static_cast<std::int64_t>(sf_at + 4 * groups), 64);
+    bytes_.assign(size_ / 8, 0);
+    auto* out = reinterpret_cast<unsigned char*>(bytes_.data());
+    std::memcpy(out, &base, sizeof(base));
+    for (std::size_t g = 0; g < groups; ++g) {
+        std::memcpy(out + maps_at + g * sizeof(CUtensorMap), &maps_a[g], sizeof(CUtensorMap));
+        std::memcpy(out + maps_at + (groups + g) * sizeof(CUtensorMap), &maps_b[g], sizeof(CUtensorMap));
+    }
+    std::memcpy(out + k_at, ks.data(), 4 * groups);
+    std::memcpy(out + sf_at, sf_k0.data(), 4 * groups);
+}
+
+runtime::TmaDesc2d map_2d(const void* base, CUtensorMapDataType type, int bytes, std::int64_t inner,
+                          std::int64_t outer, std::int64_t stride_elems, int box_inner, int box_outer,
+                          runtime::TmaSwizzle swizzle) {
+    runtime::TmaDesc2d m;
+    m.base = base;
+    m.dtype = type;
+    m.element_bytes = bytes;
+    m.inner = static_cast<std::uint64_t>(inner);
+    m.outer = static_cast<std::uint64_t>(outer);
+    m.outer_stride_bytes = static_cast<std::uint64_t>(stride_elems * bytes);
+    m.box_inner = static_cast<std::uint32_t>(box_inner);
+    m.box_outer = static_cast<std::uint32_t>(box_outer);
+    m.swizzle = swizzle;
+    return m;
+}
+
+void check_tma_operand(Arg arg, const TensorRef& t) {
+    TESSERA_CHECK(t.stride(-1) == 1 || t.size(-1) <= 1, arg.op, ": argument '", arg.name,
+                  "': expected K-major (stride(-1) == 1; MN-major FP8 operands are not supported on SM90), got strides ",
+                  strides_string(t));
+    for (int dim = 0; dim + 1 < t.ndim; ++dim)
+        TESSERA_CHECK((t.stride(dim) * dtype_size(t.dtype)) % 16 == 0 || t.size(dim) <= 1, arg.op, ": argument '",
+                      arg.name, "': expected strides that are multiples of 16 bytes (TMA), got ",
+                      t.stride(dim) * dtype_size(t.dtype), " bytes in dimension ", dim);
+    TESSERA_CHECK(reinterpret_cast<std::uintptr_t>(t.data) % 16 == 0, arg.op, ": argument '", arg.name,
+                  "': expected a 16-byte aligned data pointer (TMA), got ", t.data);
+}
+
+bool sf_mn_major_aligned(const TensorRef& sf, std::int64_t mn, std::int64_t sf_k) {
+    return sf.ndim == 2 && sf.size(0) == mn && sf.size(1) == sf_k && is_mn_major_tma_aligned(sf) &&
+           reinterpret_cast<std::uintptr_t>(sf.data) % 16 == 0;
+}
+
+jit::KernelSpec fp8_spec(const Fp8PlanKey& key, const heuristics::Fp8GemmConfig& c) {
+    return make_fp8_gemm_spec(c, key.mode, key.kind, key.n, key.k, key.num_groups);
+}
+
+jit::KernelSpec make_fp8_gemm_spec(const heuristics::Fp8GemmConfig& c, heuristics::Fp8GemmMode mode, GemmKind kind,
+                                   std::int64_t n, std::int64_t k, int num_groups) {
+    jit::KernelSpec spec(jit::Family::kFp8Gemm);
+    spec.set("kMode", static_cast<int>(mode))
+        .set("kBlockM", c.block_m)
+        .set("kBlockN", c.block_n)
+        .set("kBlockK", c.block_k)
+        .set("kNumStages", c.num_stages)
+        .set("kNumMathWarpgroups", c.num_math_warpgroups)
+        .set("kClusterM", c.cluster_m)
+        .set("kClusterN", c.cluster_n)
+        .set("kNumSMs", c.num_sms)
+        .set("kShapeM", 0)
+        .set("kShapeN", n)
+        .set("kShapeK", k)
+        .set("kGroupSize", c.group_size);
+    // Dense specs keep their original text (and cache keys): the kind fields are optional in the kernel.
+    if (kind != GemmKind::kDense) spec.set("kGemmKind", static_cast<int>(kind));
+    if (kind == GemmKind::kKGrouped) spec.set("kNumGroups", num_groups);
+    return spec;
+}
+
+namespace {
+
+struct Fp8PlanKeyHash {
+    std::size_t operator()(const Fp8PlanKey& k) const noexcept {
+        std::size_t h = static_cast<std::size_t>(k.m) * 0x9e3779b97f4a7c15ULL;
+        h ^= static_cast<std::size_t>(k.n) * 0xbf58476d1ce4e5b9ULL + (h << 6);
+        h ^= static_cast<std::size_t>(k.k) * 0x94d049bb133111ebULL + (h >> 2);
+        h ^= (static_cast<std::size_t>(k.mode) << 1) ^ (static_cast<std::size_t>(k.kind) << 3) ^
+             (static_cast<std::size_t>(k.num_groups) << 6) ^ (static_cast<std::size_t>(k.block_m) << 16);
+        return h ^ (static_cast<std::size_t>(k.num_sms) << 26) ^ (static_cast<std::size_t>(k.device) << 40);
+    }
+};
+
+}  // namespace
+
+heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes) {
+    heuristics::Fp8GemmProblem problem;
+    problem.m = key.m;
+    problem.n = key.n;
+    problem.k = key.k > 0 ? key.k : 128;  // k-grouped: K varies per group (the heuristic does not rank by K)
+    problem.mode = key.mode;
+    problem.num_sms = key.num_sms;
+    problem.max_smem_bytes = max_smem_bytes;
+    problem.num_groups = key.num_groups;
+    problem.block_m = key.block_m;
+    problem.allow_cluster = key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous;
+    problem.reserved_regs = problem.allow_cluster ? 32 : 48;  // mirrors the kernel's kReservedRegs
+    return problem;
+}
+
+const Fp8Plan& fp8_plan(const Fp8PlanKey& key, const char* op) {
+    static std::mutex mutex;
+    static std::unordered_map<Fp8PlanKey, Fp8Plan, Fp8PlanKeyHash> plans;
+    {
+        std::lock_guard lock(mutex);
+        if (auto it = plans.find(key); it != plans.end()) [[likely]] return it->second;
+    }
+    const heuristics::Fp8GemmProblem problem = fp8_problem(key, runtime::device_info(key.device).max_smem_per_block);
+    Fp8Plan plan;
+    plan.config = heuristics::choose_fp8_gemm_config(problem);
+    // Loading the module needs the device's context current (a C++ caller may not have made it so).
+    runtime::make_current(key.device);
+    plan.kernel = &jit::jit().get(fp8_spec(key, plan.config));
+    if (options().print_configs)
+        std::fprintf(stderr, "[tessera] %s m=%lld n=%lld k=%lld groups=%d %s: %s\n", op,
+                     static_cast<long long>(key.m), static_cast<long long>(key.n), static_cast<long long>(key.k),
+                     key.num_groups, key.mode == heuristics::Fp8GemmMode::k1D2D ? "1D2D" : "1D1D",
+                     plan.config.describe().c_str());
+    std::lock_guard lock(mutex);
+    return plans.emplace(key, plan).first->second;
+}
+
+void launch_fp8_gemm(const jit::Kernel& kernel, const heuristics::Fp8GemmConfig& c, const void* params,
+                     std::size_t param_bytes, Stream stream, int device) {
+    jit::LaunchConfig launch;
+    launch.grid_x = static_cast<unsigned>(c.num_sms);
+    launch.block_x = static_cast<unsigned>(c.num_threads());
+    launch.smem_bytes = static_cast<unsigned>(c.smem_bytes);
+    launch.cluster_x = static_cast<unsigned>(c.cluster_m * c.cluster_n);
+    launch.stream = static_cast<CUstream>(stream);
+    launch.device = device;
+    kernel.launch_bytes(launch, params, param_bytes);
+}
+
+}  // namespace tessera::ops

@@ -1,0 +1,99 @@
+// Host side shared by the dense and grouped FP8 GEMM ops: the kernel's Params mirror, tensor-map helpers, operand
+// checks, the JIT spec of a config and the launch.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "heuristics/fp8_gemm_sm90.hpp"
+#include "jit/jit.hpp"
+#include "ops/validate.hpp"
+#include "runtime/tensor_map.hpp"
+#include "tessera/layout.hpp"
+#include "tessera/tensor.hpp"
+
+namespace tessera::ops {
+
+// The kernel's problem kinds (prims::GemmKind in kernels/tessera/prims/gemm_scheduler.cuh).
+enum class GemmKind { kDense = 0, kContiguous = 1, kPsum = 2, kMasked = 3, kKGrouped = 4 };
+
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+inline std::int64_t align_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
+
+// The device side aligns descriptors to 64 bytes; CUDA 13's CUtensorMap is 128-aligned, so the bytes are copied into
+// a 64-aligned holder to keep the two layouts identical.
+struct alignas(64) TmaBytes {
+    unsigned char bytes[128];
+    TmaBytes& operator=(const CUtensorMap& map) {
+        static_assert(sizeof(CUtensorMap) == sizeof(bytes));
+        std::memcpy(bytes, &map, sizeof(bytes));
+        return *this;
+    }
+};
+
+// Host mirror of Fp8GemmKernel::BaseParams (docs/fp8_gemm_kernel.md); the launch checks the size.
+struct alignas(64) Fp8GemmParams {
+    TmaBytes tensor_map_a, tensor_map_b, tensor_map_sfa, tensor_map_sfb, tensor_map_d;
+    const float* sfb;
+    std::uint32_t m, n, k;
+    const std::int32_t* grouped_layout;
+    void* d;
+    std::uint32_t ld_d;
+    std::uint32_t num_groups;
+    std::uint32_t alignment;
+};
+static_assert(sizeof(Fp8GemmParams) == 704, "must match the kernel's BaseParams");
+
+// Host mirror of Fp8GemmKernel::KGroupedParams for G groups: built as bytes because G is a compile-time constant
+// of the kernel, not of this file.
+class KGroupedParamBytes {
+public:
+    KGroupedParamBytes(const Fp8GemmParams& base, const std::vector<CUtensorMap>& maps_a,
+                       const std::vector<CUtensorMap>& maps_b, const std::vector<std::uint32_t>& ks,
+                       const std::vector<std::uint32_t>& sf_k0);
+    const void* data() const { return bytes_.data(); }
+    std::size_t size() const { return size_; }
+
+private:
+    std::vector<std::uint64_t> bytes_;  // 8-byte units; the driver copies the parameters, alignment 8 suffices
+    std::size_t size_ = 0;
+};
+
+runtime::TmaDesc2d map_2d(const void* base, CUtensorMapDataType type, int bytes, std::int64_t inner,
+                          std::int64_t outer, std::int64_t stride_elems, int box_inner, int box_outer,
+                          runtime::TmaSwizzle swizzle);
+
+// K-major e4m3 operand or D: unit inner stride, 16-byte row stride, 16-byte aligned base.
+void check_tma_operand(Arg arg, const TensorRef& t);
+// FP32 scales [mn, sf_k] in the MN-major TMA-aligned layout (element (i, j) at j*align(mn,4) + i).
+bool sf_mn_major_aligned(const TensorRef& sf, std::int64_t mn, std::int64_t sf_k);
+
+jit::KernelSpec make_fp8_gemm_spec(const heuristics::Fp8GemmConfig& c, heuristics::Fp8GemmMode mode, GemmKind kind,
+                                   std::int64_t n, std::int64_t k, int num_groups = 1);
+
+// A memoized (config, loaded kernel) per problem key. m is the rows the heuristic plans for (grouped: rows of one
+// group, expected), k the K of the kernel (k-grouped: 0, dynamic per group; the heuristic sees k_for_heuristic).
+struct Fp8PlanKey {
+    std::int64_t m, n, k;
+    heuristics::Fp8GemmMode mode;
+    GemmKind kind;
+    int num_groups, block_m, num_sms, device;
+    bool operator==(const Fp8PlanKey&) const = default;
+};
+struct Fp8Plan {
+    heuristics::Fp8GemmConfig config;
+    const jit::Kernel* kernel = nullptr;
+};
+const Fp8Plan& fp8_plan(const Fp8PlanKey& key, const char* op);
+jit::KernelSpec fp8_spec(const Fp8PlanKey& key, const heuristics::Fp8GemmConfig& c);
+// The heuristic's problem for a key (shared by fp8_plan and the ahead-of-time suites).
+heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes);
+
+// Launches the planned kernel over the persistent grid (bytes: the parameter block).
+void launch_fp8_gemm(const jit::Kernel& kernel, const heuristics::Fp8GemmConfig& c, const void* params,
+                     std::size_t param_bytes, Stream stream, int device);
+
+}  // namespace tessera::ops

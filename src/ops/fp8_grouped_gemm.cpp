@@ -1,0 +1,337 @@
+// Grouped FP8 GEMMs (MoE): validate -> plan (memoized) -> tensor maps -> launch of the FP8 GEMM kernel with a
+// grouped GemmKind. The kernel is the dense one; only the tile schedule and the addressing differ.
+#include "tessera/fp8_grouped_gemm.hpp"
+
+#include <algorithm>
+#include <tuple>
+#include <vector>
+
+#include "ops/fp8_gemm_common.hpp"
+#include "ops/fp8_gemm_specs.hpp"
+#include "ops/validate.hpp"
+#include "runtime/tensor_map.hpp"
+#include "tessera/error.hpp"
+#include "tessera/runtime.hpp"
+
+namespace tessera {
+namespace {
+
+using heuristics::Fp8GemmMode;
+using ops::align_up;
+using ops::ceil_div;
+using ops::GemmKind;
+using runtime::TmaSwizzle;
+
+struct Operand {
+    const char* name;
+    const TensorRef* t;
+};
+
+void check_common(const char* op, std::initializer_list<Operand> operands, const TensorRef& a) {
+    for (const Operand& o : operands) {
+        ops::check_cuda({op, o.name}, *o.t);
+        if (o.t != &a) ops::check_same_device({op, o.name}, *o.t, a, "a");
+    }
+}
+
+// B [G, N, K] e4m3, K-major, groups packed so that the kernel reads it as one [G*N, K] map.
+void check_grouped_b(const char* op, const TensorRef& b, std::int64_t k) {
+    ops::check_ndim({op, "b"}, b, {3});
+    ops::check_dtype({op, "b"}, b, {DType::kFloat8E4M3});
+    TESSERA_CHECK(b.size(2) == k, op, ": argument 'b': expected [G, N, K] with K = ", k, " (from a), got shape ",
+                  ops::shape_string(b));
+    ops::check_tma_operand({op, "b"}, b);
+    TESSERA_CHECK(b.size(0) <= 1 || b.stride(0) == b.size(1) * b.stride(1), op,
+                  ": argument 'b': expected packed groups (stride(0) == N * stride(1)), got strides ",
+                  ops::strides_string(b));
+}
+
+void check_grouped_sfb(const char* op, const TensorRef& sfb, std::int64_t groups, std::int64_t n, std::int64_t sf_k) {
+    ops::check_dtype({op, "sfb"}, sfb, {DType::kFloat32});
+    TESSERA_CHECK(sfb.ndim == 3 && sfb.size(0) == groups && sfb.size(1) == ceil_div(n, 128) && sfb.size(2) == sf_k,
+                  op, ": argument 'sfb': expected shape [", groups, ", ", ceil_div(n, 128), ", ", sf_k,
+                  "] (per 128x128 block of each group's B), got ", ops::shape_string(sfb));
+}
+
+void check_int32_vector(const char* op, const char* name, const TensorRef& t, std::int64_t numel,
+                        const char* what) {
+    ops::check_dtype({op, name}, t, {DType::kInt32});
+    TESSERA_CHECK(t.is_contiguous() && t.numel() == numel, op, ": argument '", name, "': expected a contiguous int32 ",
+                  "tensor of ", numel, " elements (", what, "), got shape ", ops::shape_string(t), " strides ",
+                  ops::strides_string(t));
+}
+
+void check_n_k(const char* op, std::int64_t n, std::int64_t k, int n_multiple) {
+    TESSERA_CHECK(k > 0 && k % 16 == 0, op, ": argument 'a': expected K > 0 and a multiple of 16 (TMA rows of 16 "
+                  "bytes), got K = ", k);
+    TESSERA_CHECK(n > 0 && n % n_multiple == 0, op, ": argument 'd': expected N > 0 and a multiple of ", n_multiple,
+                  " (16-byte output rows), got N = ", n);
+}
+
+// The maps every m-grouped kind shares: B [G*N, K] and D (rows x N BF16) with the config's boxes.
+void encode_b_and_d(ops::Fp8GemmParams& params, const heuristics::Fp8GemmConfig& c, const TensorRef& b,
+                    std::int64_t groups, std::int64_t n, std::int64_t k, const TensorRef& d, std::int64_t d_rows,
+                    std::int64_t ld_d) {
+    params.tensor_map_b = runtime::encode_tma_2d(ops::map_2d(b.data, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, k, groups * n,
+                                                             b.stride(-2), 128, c.block_n, TmaSwizzle::k128B));
+    params.tensor_map_d = runtime::encode_tma_2d(ops::map_2d(d.data, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, n, d_rows,
+                                                             ld_d, c.store_box_n, 64,
+                                                             static_cast<TmaSwizzle>(c.swizzle_d_bytes)));
+    params.d = d.data;
+    params.ld_d = static_cast<std::uint32_t>(ld_d);
+    params.n = static_cast<std::uint32_t>(n);
+    params.k = static_cast<std::uint32_t>(k);
+    params.num_groups = static_cast<std::uint32_t>(groups);
+}
+
+runtime::TmaDesc2d sfa_map(const TensorRef& sfa, std::int64_t mn, std::int64_t outer, int box) {
+    return ops::map_2d(sfa.data, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, align_up(mn, 4), outer, align_up(mn, 4), box, 1,
+                       TmaSwizzle::kNone);
+}
+
+// Plan keys. Per-row ids: one problem of M_total rows with BLOCK_M fixed by the alignment. Psum and masked: G
+// problems of about expected_m rows. K-grouped: G problems of M x N with K per group (dynamic).
+ops::Fp8PlanKey contiguous_key(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t groups, bool psum,
+                               std::int64_t expected_m, int block_m, int num_sms, int device) {
+    if (!psum) return {m, n, k, Fp8GemmMode::k1D2D, GemmKind::kContiguous, 1, block_m, num_sms, device};
+    const std::int64_t rows = std::max<std::int64_t>(1, expected_m > 0 ? expected_m : m / groups);
+    return {rows, n, k, Fp8GemmMode::k1D2D, GemmKind::kPsum, static_cast<int>(groups), 0, num_sms, device};
+}
+ops::Fp8PlanKey masked_key(std::int64_t m_max, std::int64_t n, std::int64_t k, std::int64_t groups,
+                           std::int64_t expected_m, int num_sms, int device) {
+    return {std::min(expected_m, m_max), n, k, Fp8GemmMode::k1D2D, GemmKind::kMasked, static_cast<int>(groups), 0,
+            num_sms, device};
+}
+ops::Fp8PlanKey k_grouped_key(std::int64_t m, std::int64_t n, std::int64_t groups, int num_sms, int device) {
+    return {m, n, 0, Fp8GemmMode::k1D1D, GemmKind::kKGrouped, static_cast<int>(groups), 0, num_sms, device};
+}
+
+}  // namespace
+
+namespace ops {
+
+std::vector<jit::KernelSpec> fp8_grouped_suite_specs(int num_sms, int max_smem_bytes) {
+    std::vector<jit::KernelSpec> specs;
+    auto add = [&](const Fp8PlanKey& key) {
+        const jit::KernelSpec spec = fp8_spec(key, heuristics::choose_fp8_gemm_config(fp8_problem(key, max_smem_bytes)));
+        for (const jit::KernelSpec& s : specs)
+            if (s == spec) return;
+        specs.push_back(spec);
+    };
+    // DeepGEMM's grouped benchmark shapes (../shared/reference/h200-baselines.md).
+    const std::int64_t nk[][2] = {{6144, 7168}, {7168, 3072}, {4096, 4096}, {4096, 2048}};
+    for (auto [n, k] : nk) {
+        add(contiguous_key(32768, n, k, 4, false, 0, 128, num_sms, 0));
+        add(contiguous_key(32768, n, k, 8, true, 4096, 0, num_sms, 0));
+    }
+    for (auto [groups, expected] : {std::pair<int, int>{32, 192}, {6, 1024}, {32, 20}, {6, 20}})
+        for (auto [n, k] : {std::pair<int, int>{6144, 7168}, {4096, 2048}})
+            add(masked_key(4096, n, k, groups, expected, num_sms, 0));
+    for (auto [groups, m, n] : {std::tuple<int, int, int>{4, 4096, 7168}, {4, 7168, 2048}, {8, 4096, 7168},
+                                {8, 7168, 2048}, {16, 4096, 7168}, {16, 7168, 2048}})
+        add(k_grouped_key(m, n, groups, num_sms, 0));
+    return specs;
+}
+
+}  // namespace ops
+
+Fp8GemmStatus m_grouped_fp8_gemm_nt_contiguous(const TensorRef& a, const TensorRef& sfa, const TensorRef& b,
+                                               const TensorRef& sfb, const TensorRef& d,
+                                               const TensorRef& grouped_layout, bool use_psum_layout,
+                                               std::int64_t expected_m, Stream stream) {
+    constexpr const char* kOp = "m_grouped_fp8_gemm_nt_contiguous";
+    check_common(kOp, {{"a", &a}, {"sfa", &sfa}, {"b", &b}, {"sfb", &sfb}, {"d", &d}, {"grouped_layout", &grouped_layout}},
+                 a);
+    ops::check_ndim({kOp, "a"}, a, {2});
+    ops::check_dtype({kOp, "a"}, a, {DType::kFloat8E4M3});
+    const std::int64_t m = a.size(0), k = a.size(1);
+    check_grouped_b(kOp, b, k);
+    const std::int64_t groups = b.size(0), n = b.size(1);
+    ops::check_ndim({kOp, "d"}, d, {2});
+    ops::check_dtype({kOp, "d"}, d, {DType::kBFloat16});
+    TESSERA_CHECK(d.size(0) == m && d.size(1) == n, kOp, ": argument 'd': expected shape [", m, ", ", n, "], got ",
+                  ops::shape_string(d));
+    TESSERA_CHECK(groups > 0, kOp, ": argument 'b': expected at least one group, got shape ", ops::shape_string(b));
+    check_int32_vector(kOp, "grouped_layout", grouped_layout, use_psum_layout ? groups : m,
+                       use_psum_layout ? "the end row of each group" : "the expert of each row of a");
+    const std::int64_t sf_k = ceil_div(k, 128);
+    ops::check_dtype({kOp, "sfa"}, sfa, {DType::kFloat32});
+    TESSERA_CHECK(sfa.ndim == 2 && sfa.size(0) == m && sfa.size(1) == sf_k, kOp, ": argument 'sfa': expected shape [",
+                  m, ", ", sf_k, "] (one scale per row and 128 K), got ", ops::shape_string(sfa));
+    check_grouped_sfb(kOp, sfb, groups, n, sf_k);
+    TESSERA_CHECK(expected_m >= 0, kOp, ": argument 'expected_m': expected >= 0, got ", expected_m);
+    if (m == 0) return Fp8GemmStatus::kLaunched;
+    check_n_k(kOp, n, k, 8);
+    ops::check_tma_operand({kOp, "a"}, a);
+    ops::check_tma_operand({kOp, "d"}, d);
+    const int alignment = get_mk_alignment_for_contiguous_layout();
+    int block_m = 0;
+    if (!use_psum_layout) {
+        // A tile takes its expert from its first row, so tiles must not straddle segments: BLOCK_M | alignment.
+        block_m = alignment % 128 == 0 ? 128 : alignment % 64 == 0 ? 64 : 0;
+        if (block_m == 0)
+            throw Unsupported(detail::str_cat(kOp, ": the per-row expert layout needs segments aligned to a multiple "
+                                              "of 64 rows (get_mk_alignment_for_contiguous_layout() = ", alignment,
+                                              "); use 64, 128 or the psum layout"));
+    }
+    if (!ops::sf_mn_major_aligned(sfa, m, sf_k)) return Fp8GemmStatus::kNeedsSfaLayout;
+    if (!sfb.is_contiguous()) return Fp8GemmStatus::kNeedsSfbLayout;
+
+    const int device = a.device.index;
+    const ops::Fp8Plan& plan = ops::fp8_plan(
+        contiguous_key(m, n, k, groups, use_psum_layout, expected_m, block_m, get_num_sms(), device), kOp);
+    const heuristics::Fp8GemmConfig& c = plan.config;
+    ops::Fp8GemmParams params{};
+    params.tensor_map_a = runtime::encode_tma_2d(ops::map_2d(a.data, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, k, m,
+                                                             a.stride(0), 128, c.block_m, TmaSwizzle::k128B));
+    params.tensor_map_sfa = runtime::encode_tma_2d(sfa_map(sfa, m, sf_k, c.block_m));
+    encode_b_and_d(params, c, b, groups, n, k, d, m, d.stride(0));
+    params.sfb = static_cast<const float*>(sfb.data);
+    params.m = static_cast<std::uint32_t>(m);
+    params.grouped_layout = static_cast<const std::int32_t*>(grouped_layout.data);
+    params.alignment = static_cast<std::uint32_t>(alignment);
+    ops::launch_fp8_gemm(*plan.kernel, c, &params, sizeof(params), stream, device);
+    return Fp8GemmStatus::kLaunched;
+}
+
+Fp8GemmStatus m_grouped_fp8_gemm_nt_masked(const TensorRef& a, const TensorRef& sfa, const TensorRef& b,
+                                           const TensorRef& sfb, const TensorRef& d, const TensorRef& masked_m,
+                                           std::int64_t expected_m, Stream stream) {
+    constexpr const char* kOp = "m_grouped_fp8_gemm_nt_masked";
+    check_common(kOp, {{"a", &a}, {"sfa", &sfa}, {"b", &b}, {"sfb", &sfb}, {"d", &d}, {"masked_m", &masked_m}}, a);
+    ops::check_ndim({kOp, "a"}, a, {3});
+    ops::check_dtype({kOp, "a"}, a, {DType::kFloat8E4M3});
+    const std::int64_t groups = a.size(0), m_max = a.size(1), k = a.size(2);
+    check_grouped_b(kOp, b, k);
+    const std::int64_t n = b.size(1);
+    TESSERA_CHECK(b.size(0) == groups, kOp, ": argument 'b': expected ", groups, " groups (from a), got shape ",
+                  ops::shape_string(b));
+    ops::check_ndim({kOp, "d"}, d, {3});
+    ops::check_dtype({kOp, "d"}, d, {DType::kBFloat16});
+    TESSERA_CHECK(d.size(0) == groups && d.size(1) == m_max && d.size(2) == n, kOp, ": argument 'd': expected shape [",
+                  groups, ", ", m_max, ", ", n, "], got ", ops::shape_string(d));
+    TESSERA_CHECK(groups > 0 && m_max > 0, kOp, ": argument 'a': expected G > 0 and M_max > 0, got shape ",
+                  ops::shape_string(a));
+    check_int32_vector(kOp, "masked_m", masked_m, groups, "the valid rows of each group");
+    TESSERA_CHECK(expected_m > 0, kOp, ": argument 'expected_m': expected > 0 (rows per group, a hint), got ",
+                  expected_m);
+    const std::int64_t sf_k = ceil_div(k, 128);
+    ops::check_dtype({kOp, "sfa"}, sfa, {DType::kFloat32});
+    TESSERA_CHECK(sfa.ndim == 3 && sfa.size(0) == groups && sfa.size(1) == m_max && sfa.size(2) == sf_k, kOp,
+                  ": argument 'sfa': expected shape [", groups, ", ", m_max, ", ", sf_k, "], got ",
+                  ops::shape_string(sfa));
+    check_grouped_sfb(kOp, sfb, groups, n, sf_k);
+    check_n_k(kOp, n, k, 8);
+    ops::check_tma_operand({kOp, "a"}, a);
+    ops::check_tma_operand({kOp, "d"}, d);
+    for (auto [name, t] : {std::pair<const char*, const TensorRef*>{"a", &a}, {"d", &d}})
+        TESSERA_CHECK(groups <= 1 || t->stride(0) == m_max * t->stride(1), kOp, ": argument '", name,
+                      "': expected packed groups (stride(0) == M_max * stride(1)), got strides ",
+                      ops::strides_string(*t));
+    const std::int64_t m_aligned = align_up(m_max, 4);
+    const bool sfa_ok = is_mn_major_tma_aligned(sfa) && reinterpret_cast<std::uintptr_t>(sfa.data) % 16 == 0 &&
+                        (groups <= 1 || sfa.stride(0) == m_aligned * sf_k);
+    if (!sfa_ok) return Fp8GemmStatus::kNeedsSfaLayout;
+    if (!sfb.is_contiguous()) return Fp8GemmStatus::kNeedsSfbLayout;
+
+    const int device = a.device.index;
+    const ops::Fp8Plan& plan = ops::fp8_plan(masked_key(m_max, n, k, groups, expected_m, get_num_sms(), device), kOp);
+    const heuristics::Fp8GemmConfig& c = plan.config;
+    ops::Fp8GemmParams params{};
+    params.tensor_map_a = runtime::encode_tma_2d(ops::map_2d(a.data, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, k,
+                                                             groups * m_max, a.stride(1), 128, c.block_m,
+                                                             TmaSwizzle::k128B));
+    // SFA of group g, k-block kb is row g*sf_k + kb of one [G*sf_k][align(M_max,4)] map: rows past M_max read as 0.
+    params.tensor_map_sfa = runtime::encode_tma_2d(sfa_map(sfa, m_max, groups * sf_k, c.block_m));
+    encode_b_and_d(params, c, b, groups, n, k, d, groups * m_max, d.stride(1));
+    params.sfb = static_cast<const float*>(sfb.data);
+    params.m = static_cast<std::uint32_t>(m_max);
+    params.grouped_layout = static_cast<const std::int32_t*>(masked_m.data);
+    ops::launch_fp8_gemm(*plan.kernel, c, &params, sizeof(params), stream, device);
+    return Fp8GemmStatus::kLaunched;
+}
+
+Fp8GemmStatus k_grouped_fp8_gemm_nt_contiguous(const TensorRef& a, const TensorRef& sfa, const TensorRef& b,
+                                               const TensorRef& sfb, const TensorRef& d,
+                                               std::span<const std::int64_t> ks, const TensorRef& grouped_layout,
+                                               Stream stream) {
+    constexpr const char* kOp = "k_grouped_fp8_gemm_nt_contiguous";
+    check_common(kOp, {{"a", &a}, {"sfa", &sfa}, {"b", &b}, {"sfb", &sfb}, {"d", &d}, {"grouped_layout", &grouped_layout}},
+                 a);
+    ops::check_dtype({kOp, "a"}, a, {DType::kFloat8E4M3});
+    ops::check_dtype({kOp, "b"}, b, {DType::kFloat8E4M3});
+    ops::check_ndim({kOp, "d"}, d, {3});
+    ops::check_dtype({kOp, "d"}, d, {DType::kFloat32});
+    const std::int64_t groups = d.size(0), m = d.size(1), n = d.size(2);
+    TESSERA_CHECK(static_cast<std::int64_t>(ks.size()) == groups && groups > 0, kOp,
+                  ": argument 'ks': expected one K per group (", groups, " groups, from d), got ", ks.size());
+    if (groups > kMaxKGroupedGroups)
+        throw Unsupported(detail::str_cat(kOp, ": at most ", kMaxKGroupedGroups, " groups per call (their tensor maps ",
+                                          "travel in the kernel parameters), got ", groups));
+    std::int64_t sum_k = 0;
+    for (std::size_t g = 0; g < ks.size(); ++g) {
+        TESSERA_CHECK(ks[g] >= 0 && ks[g] % 128 == 0, kOp, ": argument 'ks': expected multiples of 128 (>= 0), got ",
+                      ks[g], " for group ", g);
+        sum_k += ks[g];
+    }
+    check_int32_vector(kOp, "grouped_layout", grouped_layout, groups, "the K of each group");
+    for (auto [name, t, rows] : {std::tuple<const char*, const TensorRef*, std::int64_t>{"a", &a, m}, {"b", &b, n}}) {
+        TESSERA_CHECK(t->is_contiguous() && t->numel() == rows * sum_k, kOp, ": argument '", name,
+                      "': expected a contiguous tensor of ", rows, " x sum(ks) = ", rows * sum_k, " elements, got shape ",
+                      ops::shape_string(*t), " strides ", ops::strides_string(*t));
+        TESSERA_CHECK(reinterpret_cast<std::uintptr_t>(t->data) % 16 == 0, kOp, ": argument '", name,
+                      "': expected a 16-byte aligned data pointer (TMA), got ", t->data);
+    }
+    TESSERA_CHECK(d.is_contiguous(), kOp, ": argument 'd': expected contiguous [G, M, N], got strides ",
+                  ops::strides_string(d));
+    const std::int64_t sf_k = sum_k / 128;
+    ops::check_dtype({kOp, "sfa"}, sfa, {DType::kFloat32});
+    ops::check_dtype({kOp, "sfb"}, sfb, {DType::kFloat32});
+    TESSERA_CHECK(sfa.ndim == 2 && sfa.size(0) == m && sfa.size(1) == sf_k, kOp, ": argument 'sfa': expected shape [",
+                  m, ", ", sf_k, "] (sum(ks)/128 scales per row), got ", ops::shape_string(sfa));
+    TESSERA_CHECK(sfb.ndim == 2 && sfb.size(0) == n && sfb.size(1) == sf_k, kOp, ": argument 'sfb': expected shape [",
+                  n, ", ", sf_k, "] (sum(ks)/128 scales per row), got ", ops::shape_string(sfb));
+    if (m == 0 || n == 0 || sum_k == 0) return Fp8GemmStatus::kLaunched;
+    TESSERA_CHECK(n % 4 == 0, kOp, ": argument 'd': expected N a multiple of 4 (16-byte FP32 rows), got N = ", n);
+    if (!ops::sf_mn_major_aligned(sfa, m, sf_k)) return Fp8GemmStatus::kNeedsSfaLayout;
+    if (!ops::sf_mn_major_aligned(sfb, n, sf_k)) return Fp8GemmStatus::kNeedsSfbLayout;
+
+    const int device = a.device.index;
+    const ops::Fp8Plan& plan = ops::fp8_plan(k_grouped_key(m, n, groups, get_num_sms(), device), kOp);
+    const heuristics::Fp8GemmConfig& c = plan.config;
+    ops::Fp8GemmParams params{};
+    params.tensor_map_sfa = runtime::encode_tma_2d(sfa_map(sfa, m, sf_k, c.block_m));
+    params.tensor_map_sfb = runtime::encode_tma_2d(sfa_map(sfb, n, sf_k, c.block_n));
+    params.tensor_map_d = runtime::encode_tma_2d(ops::map_2d(d.data, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, n, groups * m,
+                                                             n, c.store_box_n, 64,
+                                                             static_cast<TmaSwizzle>(c.swizzle_d_bytes)));
+    params.d = d.data;
+    params.ld_d = static_cast<std::uint32_t>(n);
+    params.m = static_cast<std::uint32_t>(m);
+    params.n = static_cast<std::uint32_t>(n);
+    params.num_groups = static_cast<std::uint32_t>(groups);
+    std::vector<CUtensorMap> maps_a(groups), maps_b(groups);
+    std::vector<std::uint32_t> group_k(groups), group_sf_k0(groups);
+    std::int64_t k_offset = 0;
+    for (std::int64_t g = 0; g < groups; ++g) {
+        const std::int64_t kg = ks[g];
+        group_k[g] = static_cast<std::uint32_t>(kg);
+        group_sf_k0[g] = static_cast<std::uint32_t>(k_offset / 128);
+        if (kg > 0) {  // an empty group has no tiles; its maps stay zero and are never read
+            maps_a[g] = runtime::encode_tma_2d(ops::map_2d(static_cast<const std::uint8_t*>(a.data) + m * k_offset,
+                                                           CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, kg, m, kg, 128,
+                                                           c.block_m, TmaSwizzle::k128B));
+            maps_b[g] = runtime::encode_tma_2d(ops::map_2d(static_cast<const std::uint8_t*>(b.data) + n * k_offset,
+                                                           CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, kg, n, kg, 128,
+                                                           c.block_n, TmaSwizzle::k128B));
+        } else {
+            maps_a[g] = maps_b[g] = CUtensorMap{};
+        }
+        k_offset += kg;
+    }
+    const ops::KGroupedParamBytes bytes(params, maps_a, maps_b, group_k, group_sf_k0);
+    ops::launch_fp8_gemm(*plan.kernel, c, bytes.data(), bytes.size(), stream, device);
+    return Fp8GemmStatus::kLaunched;
+}
+
+}  // namespace tessera
