@@ -45,3 +45,27 @@ TEST(Fp8GemmHeuristics, SharedMemoryFormulaMatchesTheKernelDoc) {
     EXPECT_FALSE(fp8_gemm_block_n_legal(Fp8GemmMode::k1D2D, 152));
     EXPECT_TRUE(fp8_gemm_block_n_legal(Fp8GemmMode::k1D1D, 152));
 }
+
+TEST(Fp8GemmHeuristics, GroupedProblemsRespectTheLayoutAndTheKernelLimits) {
+    // Contiguous per-row ids: BLOCK_M is fixed by the segment alignment; clusters stay allowed.
+    Fp8GemmProblem contiguous{32768, 4096, 7168, Fp8GemmMode::k1D2D, 132, 232448};
+    contiguous.block_m = 128;
+    EXPECT_EQ(choose_fp8_gemm_config(contiguous).block_m, 128);
+    contiguous.block_m = 64;
+    EXPECT_EQ(choose_fp8_gemm_config(contiguous).block_m, 64);
+    // Kinds that walk groups: no cluster, and the accumulators leave 48 registers (no 128x192 1D2D, no 128x160 1D1D).
+    for (Fp8GemmMode mode : {Fp8GemmMode::k1D2D, Fp8GemmMode::k1D1D})
+        for (std::int64_t m : {1, 20, 192, 1024, 4096, 7168})
+            for (int groups : {1, 6, 32}) {
+                Fp8GemmProblem p{m, 4096, 2048, mode, 132, 232448};
+                p.num_groups = groups;
+                p.allow_cluster = false;
+                p.reserved_regs = 48;
+                const Fp8GemmConfig c = choose_fp8_gemm_config(p);
+                SCOPED_TRACE(testing::Message() << "mode " << int(mode) << " m " << m << " groups " << groups);
+                EXPECT_EQ(c.cluster_m * c.cluster_n, 1);
+                EXPECT_TRUE(fp8_gemm_fits_registers(mode, c.block_m, c.block_n, c.num_math_warpgroups, nullptr, 48));
+            }
+    EXPECT_FALSE(fp8_gemm_fits_registers(Fp8GemmMode::k1D2D, 128, 192, 2, nullptr, 48) &&
+                 [] { int s = 0; fp8_gemm_fits_registers(Fp8GemmMode::k1D2D, 128, 192, 2, &s, 48); return s == 1; }());
+}
