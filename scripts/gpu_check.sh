@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build, GPU tests (C++ and Python), compute-sanitizer on the GPU test binary, cold
 # compile times with both compilers, and a short benchmark. Full logs go to $OUT (or ./gpu-out); a compact summary
-# is printed last. Needs no network.
+# is printed last. Needs no network. STEPS=tests or STEPS=bench runs half (each fits one 10-minute device call);
+# BENCH_ARGS overrides the benchmark suites.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -22,6 +23,7 @@ step configure build.log cmake -S . -B $BUILD -G Ninja -DTESSERA_WERROR=ON -DPyt
 step build build.log ninja -C $BUILD
 if [ -x $BUILD/tessera ]; then
     step info info.log $BUILD/tessera info
+  if [ "${STEPS:-all}" != bench ]; then
     step ctest-cpu ctest_cpu.log ctest --test-dir $BUILD -L cpu -j8 --output-on-failure
     step ctest-gpu ctest_gpu.log ctest --test-dir $BUILD -L gpu --output-on-failure
     step sanitizer sanitizer.log bash -c "compute-sanitizer --tool memcheck --error-exitcode 1 $BUILD/tests/tessera_gpu_tests && \
@@ -30,10 +32,18 @@ if [ -x $BUILD/tessera ]; then
         compute-sanitizer --tool memcheck --error-exitcode 1 $PY -m pytest -q -p no:cacheprovider \
           tests/python/test_fp8_gemm_gpu.py -k 'test_odd_shapes and (33-136 or 129-4096)' && \
         compute-sanitizer --tool racecheck --error-exitcode 1 $PY -m pytest -q -p no:cacheprovider \
-          tests/python/test_fp8_gemm_gpu.py -k 'test_odd_shapes and 33-136'"
+          tests/python/test_fp8_gemm_gpu.py -k 'test_odd_shapes and 33-136' && \
+        compute-sanitizer --tool memcheck --error-exitcode 1 $PY -m pytest -q -p no:cacheprovider \
+          tests/python/test_fp8_grouped_gpu.py -k 'edges or 256_groups or all_empty' && \
+        compute-sanitizer --tool racecheck --error-exitcode 1 $PY -m pytest -q -p no:cacheprovider \
+          tests/python/test_fp8_grouped_gpu.py -k 'test_masked_edges or test_k_grouped_edges'"
     rm -rf /tmp/tessera-cold && step cold-compile compile.log env TESSERA_CACHE_DIR=/tmp/tessera-cold \
         $BUILD/tessera compile --compiler both
-    step bench bench.log bash -c "$BUILD/tessera bench && PYTHONPATH=$BUILD/python $PY bench/python_overhead.py && PYTHONPATH=$BUILD/python $PY bench/fp8_dense.py"
+  fi
+  if [ "${STEPS:-all}" != tests ]; then
+    step bench bench.log bash -c "$BUILD/tessera bench && PYTHONPATH=$BUILD/python $PY bench/python_overhead.py && \
+        PYTHONPATH=$BUILD/python $PY bench/run.py ${BENCH_ARGS:---suite deepgemm-dense --suite deepgemm-grouped-contiguous --suite deepgemm-masked --suite deepgemm-kgrouped} --json $OUT/bench.jsonl --plot $OUT/bench.png"
+  fi
 fi
 {
     echo "== gpu"; cat "$OUT/gpu.txt"
@@ -43,4 +53,7 @@ fi
     echo "== bench"; grep -vE "^\{" "$OUT/bench.log" 2>/dev/null | tail -12; grep -E "^\{" "$OUT/bench.log" 2>/dev/null | tail -6
 } | tee "$OUT/summary.txt"
 printf '%s\n' "${summary[@]}" | tee -a "$OUT/summary.txt"
+# The device tool returns at most 8 files: the secondary logs travel as one archive.
+(cd "$OUT" && tar czf logs.tgz gpu.txt build.log info.log ctest_cpu.log sanitizer.log compile.log 2>/dev/null &&
+    rm -f gpu.txt build.log info.log ctest_cpu.log sanitizer.log compile.log)
 echo "SUMMARY: $(printf '%s; ' "${summary[@]}")"

@@ -182,10 +182,10 @@ def m_grouped_fp8_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, recip
     gaps are not part of the result). compiled_dims, disable_ue8m0_cast and ensure_zero_padding are accepted and
     have no effect on SM90.
     """
-    (a, sfa), (b, sfb) = _pair("m_grouped_fp8_gemm_nt_contiguous", "a", a), \
-        _pair("m_grouped_fp8_gemm_nt_contiguous", "b", b)
-    _m_grouped_contiguous("m_grouped_fp8_gemm_nt_contiguous", a, sfa, b, sfb, d, grouped_layout, recipe, recipe_a,
-                          recipe_b, use_psum_layout, expected_m_for_psum_layout)
+    op = "m_grouped_fp8_gemm_nt_contiguous"
+    (a, sfa), (b, sfb) = _pair(op, "a", a), _pair(op, "b", b)
+    _m_grouped_contiguous(op, a, sfa, b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, use_psum_layout,
+                          expected_m_for_psum_layout)
 
 
 def m_grouped_fp8_gemm_nn_contiguous(a, b, d, grouped_layout, recipe=None, recipe_a=None, recipe_b=None,
