@@ -84,7 +84,8 @@ Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const Tensor
 
     const int device = a.device.index;
     const Fp8GemmMode mode = fp32_out ? Fp8GemmMode::k1D1D : Fp8GemmMode::k1D2D;
-    const ops::Fp8Plan& plan = ops::fp8_plan({m, n, k, mode, GemmKind::kDense, 1, 0, get_num_sms(), device}, kOp);
+    const ops::Fp8PlanKey key{m, n, k, mode, GemmKind::kDense, 1, 0, get_num_sms(), device};
+    const ops::Fp8Plan& plan = ops::fp8_plan(key, kOp);
     const heuristics::Fp8GemmConfig& c = plan.config;
     using runtime::TmaSwizzle;
     using ops::map_2d;

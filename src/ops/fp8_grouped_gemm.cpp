@@ -178,8 +178,9 @@ Fp8GemmStatus m_grouped_fp8_gemm_nt_contiguous(const TensorRef& a, const TensorR
     if (!sfb.is_contiguous()) return Fp8GemmStatus::kNeedsSfbLayout;
 
     const int device = a.device.index;
-    const ops::Fp8Plan& plan = ops::fp8_plan(
-        contiguous_key(m, n, k, groups, use_psum_layout, expected_m, block_m, get_num_sms(), device), kOp);
+    const ops::Fp8PlanKey key =
+        contiguous_key(m, n, k, groups, use_psum_layout, expected_m, block_m, get_num_sms(), device);
+    const ops::Fp8Plan& plan = ops::fp8_plan(key, kOp);
     const heuristics::Fp8GemmConfig& c = plan.config;
     ops::Fp8GemmParams params{};
     params.tensor_map_a = runtime::encode_tma_2d(ops::map_2d(a.data, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, k, m,
@@ -235,7 +236,8 @@ Fp8GemmStatus m_grouped_fp8_gemm_nt_masked(const TensorRef& a, const TensorRef& 
     if (!sfb.is_contiguous()) return Fp8GemmStatus::kNeedsSfbLayout;
 
     const int device = a.device.index;
-    const ops::Fp8Plan& plan = ops::fp8_plan(masked_key(m_max, n, k, groups, expected_m, get_num_sms(), device), kOp);
+    const ops::Fp8PlanKey key = masked_key(m_max, n, k, groups, expected_m, get_num_sms(), device);
+    const ops::Fp8Plan& plan = ops::fp8_plan(key, kOp);
     const heuristics::Fp8GemmConfig& c = plan.config;
     ops::Fp8GemmParams params{};
     params.tensor_map_a = runtime::encode_tma_2d(ops::map_2d(a.data, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, k,
@@ -297,7 +299,8 @@ Fp8GemmStatus k_grouped_fp8_gemm_nt_contiguous(const TensorRef& a, const TensorR
     if (!ops::sf_mn_major_aligned(sfb, n, sf_k)) return Fp8GemmStatus::kNeedsSfbLayout;
 
     const int device = a.device.index;
-    const ops::Fp8Plan& plan = ops::fp8_plan(k_grouped_key(m, n, groups, get_num_sms(), device), kOp);
+    const ops::Fp8PlanKey key = k_grouped_key(m, n, groups, get_num_sms(), device);
+    const ops::Fp8Plan& plan = ops::fp8_plan(key, kOp);
     const heuristics::Fp8GemmConfig& c = plan.config;
     ops::Fp8GemmParams params{};
     params.tensor_map_sfa = runtime::encode_tma_2d(sfa_map(sfa, m, sf_k, c.block_m));
