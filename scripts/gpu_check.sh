@@ -25,7 +25,7 @@ if [ -x $BUILD/tessera ]; then
     step info info.log $BUILD/tessera info
   if [ "${STEPS:-all}" != bench ]; then
     step ctest-cpu ctest_cpu.log ctest --test-dir $BUILD -L cpu -j8 --output-on-failure
-    step ctest-gpu ctest_gpu.log ctest --test-dir $BUILD -L gpu --output-on-failure
+    step ctest-gpu ctest_gpu.log ctest --test-dir $BUILD -L gpu -V
     step sanitizer sanitizer.log bash -c "compute-sanitizer --tool memcheck --error-exitcode 1 $BUILD/tests/tessera_gpu_tests && \
         compute-sanitizer --tool racecheck --error-exitcode 1 $BUILD/tests/tessera_gpu_tests"
     step sanitizer-fp8 sanitizer_fp8.log bash -c "export PYTHONPATH=$BUILD/python; \
