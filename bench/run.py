@@ -32,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PEAK_TFLOPS = 1512.0  # measured FP8 dense peak on the H200 (cuBLASLt, 8192^3)
 PEAK_TBPS = 4.26      # measured device copy bandwidth, TB/s (bytes read + written)
 FLUSH_BYTES = 256 << 20
+DENSE_M = (1, 128, 4096)
 NK = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
 
 # ---- DeepGEMM's numbers from h200-baselines.md -----------------------------------------------------------------------
@@ -180,7 +181,7 @@ def cublas_block_scaled(a8, sfa, b8, sfb, out_dtype):
 def suite_dense(quick):
     pairs = NK[::3] if quick else NK
     bf16, f32 = torch.bfloat16, torch.float32
-    for m in (1, 128, 4096):
+    for m in DENSE_M:
         for n, k in pairs:  # 1D2D: BF16 out, A 1x128, B 128x128
             a, b = randn(m, k), randn(n, k)
             (a8, sfa), (b8, sfb) = fp8_rows(a), fp8_blocks(b)
@@ -322,17 +323,16 @@ def time_us(fn, reps, warmup=3):
 
 
 def try_time(name, fn, reps, ours):
-    """(µs, status). Ours: NotImplementedError / AttributeError -> 'unavailable'. Baselines: RuntimeError ->
-    'unsupported'. Anything else -> 'error'. Never raises: one shape must not stop the run."""
+    """(µs, status). Ours: NotImplementedError / AttributeError -> 'unavailable'. Baselines: RuntimeError or
+    ValueError (torch reports a refused scale layout as ValueError) -> 'unsupported'. Anything else -> 'error'.
+    Never raises: one shape must not stop the run."""
     try:
         return time_us(fn, reps), "ok"
     except Exception as e:  # noqa: BLE001
-        if isinstance(e, (NotImplementedError, AttributeError)):
-            status = "unavailable" if ours else "unsupported"
-        elif isinstance(e, RuntimeError) and not ours:
-            status = "unsupported"
+        if ours:
+            status = "unavailable" if isinstance(e, (NotImplementedError, AttributeError)) else "error"
         else:
-            status = "error"
+            status = "unsupported" if isinstance(e, (RuntimeError, ValueError)) else "error"
         print(f"    {name}: {status}: {type(e).__name__}: {(str(e).strip().splitlines() or [''])[0][:200]}", flush=True)
         try:
             torch.cuda.synchronize()
@@ -476,6 +476,9 @@ def import_tessera():
 
 
 def git_commit():
+    # The device machine may hold a copy of the tree whose .git is stale: the caller can say which commit it ran.
+    if os.environ.get("TESSERA_COMMIT"):
+        return os.environ["TESSERA_COMMIT"]
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True,
                               check=True).stdout.strip()

@@ -81,9 +81,14 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
             if (fp8_gemm_smem_bytes(p.mode, block_m, block_n, 3) > p.max_smem_bytes) continue;  // >= 3 stages
             const std::int64_t tiles = p.num_groups * ceil_div(p.m, block_m) * ceil_div(p.n, block_n);
             const std::int64_t waves = ceil_div(tiles, p.num_sms);
-            // Per-tile time per 128-K block: the larger of tensor-core work (BM*BN) and operand bytes (BM+BN, in
-            // the same units: balanced at 128x128), plus a fixed cost for prologue and epilogue.
-            const double tile = std::max<double>(block_m * block_n, 64.0 * (block_m + block_n)) + 2048.0;
+            // Per-tile time per 128-K block: the larger of tensor-core work and operand bytes (BM+BN, in the same
+            // units: balanced at 128x128), plus a fixed cost for prologue and epilogue. Each 64-row wgmma batch
+            // also pays a drain (wait_group, then the FP32 promotion) worth about 75 columns of work: measured on
+            // the H200, 4096x2112x7168 ran 135 us with 256x88 tiles and 97 us with 128x192 (docs/perf/fp8_gemm.md).
+            // With one consumer warpgroup no second one issues wgmma during the drain: twice the exposed cost.
+            const double overhead_cols = wgs == 2 ? 75.0 : 150.0;
+            const double math = block_m * (block_n + overhead_cols);
+            const double tile = std::max<double>(math, 64.0 * (block_m + block_n)) + 2048.0;
             const double cost = static_cast<double>(waves) * tile;
             // Ties go to the larger tile (fewer loads of the other operand).
             if (cost < best_cost * 0.999 || (cost <= best_cost * 1.001 && block_m * block_n > best.block_m * best.block_n)) {
