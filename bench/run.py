@@ -33,6 +33,7 @@ PEAK_TFLOPS = 1512.0  # measured FP8 dense peak on the H200 (cuBLASLt, 8192^3)
 PEAK_TBPS = 4.26      # measured device copy bandwidth, TB/s (bytes read + written)
 FLUSH_BYTES = 256 << 20
 DENSE_M = (1, 128, 4096)
+WGRAD_N = 4096  # the 1D1D weight-gradient shapes: M = N of a pair, N = 4096, K = K of the pair
 NK = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
 
 # ---- DeepGEMM's numbers from h200-baselines.md -----------------------------------------------------------------------
@@ -199,7 +200,7 @@ def suite_dense(quick):
     for n_pair, k in pairs:
         # 1D1D weight gradient as DeepGEMM's test enumerates it (M = N of the pair, N = 4096, K = K of the pair; FP32
         # out, D = C + A·Bᵀ with c = d). h200-baselines.md has no DeepGEMM time for these: ratios to cuBLASLt only.
-        m, n = n_pair, 4096
+        m, n = n_pair, WGRAD_N
         a, b = randn(m, k), randn(n, k)
         (a8, sfa), (b8, sfb) = fp8_rows(a), fp8_rows(b)
         sfa_k, sfb_k = mn_major(sfa), mn_major(sfb)
