@@ -8,19 +8,9 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 import tessera  # noqa: E402
 from tessera.testing import calc_diff  # noqa: E402
 from tessera.utils import per_block_cast_to_fp8, per_token_cast_to_fp8  # noqa: E402
+from fp8_reference import dequant_blocks, dequant_rows  # noqa: E402
 
 NK = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
-
-
-def dequant_rows(x, sf):
-    """x e4m3 [R, K], sf [R, ceil(K/128)] -> float64."""
-    k = x.shape[1]
-    return x.double() * sf.double().repeat_interleave(128, dim=1)[:, :k]
-
-
-def dequant_blocks(x, sf):
-    r, k = x.shape
-    return x.double() * sf.double().repeat_interleave(128, 0).repeat_interleave(128, 1)[:r, :k]
 
 
 def check_1d2d(m, n, k, sfb_col_major=False):

@@ -14,6 +14,7 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 
 import tessera  # noqa: E402
 from tessera.utils import align, per_block_cast_to_fp8, per_token_cast_to_fp8  # noqa: E402
+from fp8_reference import dequant_blocks, dequant_rows  # noqa: E402
 
 E4M3 = torch.float8_e4m3fn
 NAN = float("nan")
@@ -27,17 +28,6 @@ FP32_REL = 5e-4
 def seed():
     random.seed(0)
     torch.manual_seed(0)
-
-
-def dequant_rows(x, sf):
-    """x e4m3 [R, K], sf [R, ceil(K/128)] -> float64."""
-    k = x.shape[1]
-    return x.double() * sf.double().repeat_interleave(128, dim=1)[:, :k]
-
-
-def dequant_blocks(x, sf):
-    r, k = x.shape
-    return x.double() * sf.double().repeat_interleave(128, 0).repeat_interleave(128, 1)[:r, :k]
 
 
 def stack_fp8(parts):
