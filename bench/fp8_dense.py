@@ -1,4 +1,4 @@
-"""deepgemm-dense benchmark: now the `deepgemm-dense` suite of bench/run.py (kept as a wrapper for scripts/gpu_check.sh).
+"""deepgemm-dense benchmark: now the `deepgemm-dense` suite of bench/run.py; this wrapper keeps the old command.
 
     python bench/fp8_dense.py [run.py options]   ==   python bench/run.py --suite deepgemm-dense [options]
 """

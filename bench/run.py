@@ -9,6 +9,13 @@ Kernel time: CUDA events around one call, L2 flushed before every timed call by 
 --reps calls after 3 warm-up calls. DeepGEMM's numbers were taken another way (kineto, 2 GB flush, mean of 20) on
 another day, so the fair comparison is relative to the same-run cuBLASLt anchor: 'vs_dg' = (ours / cuBLASLt per-tensor,
 this run) / (DeepGEMM / cuBLASLt per-tensor, baseline file); below 1 means ahead of DeepGEMM.
+
+Baselines, same shape and same run: cublas_pt = torch._scaled_mm FP8 with per-tensor scales (M padded to 16),
+cublas_bs = torch._scaled_mm with 1x128 / 128x128 FP32 block scales (1x128 / 1x128 for the 1D1D rows; 'unsupported'
+where torch or cuBLASLt refuses), torch_bf16 = torch.mm on the BF16 originals. The grouped suites have no cuBLASLt time
+in the baseline file, so their anchor is one dense per-tensor GEMM of equivalent work (cublas_pt_dense_Mtot: M_total x
+N x K; cublas_pt_dense_sumK: M x N x sum K, FP32 out; cublas_pt_rough_GxExp: (G * expected) x N x K, a rough stand-in
+for the masked work) and 'ours/dg_abs' compares absolute times across runs.
 Prints one aligned table per suite, then one JSON line per row (also written to --json).
 """
 import argparse
@@ -73,7 +80,7 @@ DG_KGROUPED = {
 DG_HOST_US = 28.4  # one cached fp8_gemm_nt call from Python (DeepGEMM, m=128 n=576 k=7168)
 
 
-# ---- rows --------------------------------------------------------------------------------------------------------------
+# ---- rows ------------------------------------------------------------------------------------------------------------
 @dataclass
 class Row:
     """One shape of one suite. Suites yield rows and the runner times them before the suite's generator resumes, so
@@ -148,7 +155,7 @@ def config_of(*args):
         return ""
 
 
-# ---- baselines ---------------------------------------------------------------------------------------------------------
+# ---- baselines -------------------------------------------------------------------------------------------------------
 def cublas_per_tensor(a8, b8, out_dtype):
     """cuBLASLt FP8 through torch._scaled_mm with per-tensor scales of 1: A [M, K] x B [N, K]ᵀ, M padded to 16."""
     a = pad_rows(a8, align(max(a8.shape[0], 16), 16))
@@ -178,7 +185,7 @@ def cublas_block_scaled(a8, sfa, b8, sfb, out_dtype):
     return lambda: torch._scaled_mm(a, b8.t(), scale_a, scale_b, out_dtype=out_dtype)
 
 
-# ---- suites ------------------------------------------------------------------------------------------------------------
+# ---- suites ----------------------------------------------------------------------------------------------------------
 def suite_dense(quick):
     pairs = NK[::3] if quick else NK
     bf16, f32 = torch.bfloat16, torch.float32
@@ -235,7 +242,7 @@ def suite_contiguous(quick):
                   flops=2 * m_total * n * k,  # padded rows included, as DeepGEMM counts them
                   nbytes=m_total * k + g * n * k + 4 * (sfa.numel() + sfb.numel()) + 2 * m_total * n + 4 * m_total,
                   ours=lambda: tessera.m_grouped_fp8_gemm_nt_contiguous((a8, sfa_k), (b8, sfb), d, layout),
-                  baselines={"cublas_pt_dense_MtotxNxK": (cublas_per_tensor(a8, b8[0], torch.bfloat16), None)},
+                  baselines={"cublas_pt_dense_Mtot": (cublas_per_tensor(a8, b8[0], torch.bfloat16), None)},
                   ref=dict(dg_us=dg), bucket="contiguous",
                   result=dict(config=config_of(m_total, n, k, "m_grouped_contiguous", g)))
 
@@ -258,7 +265,7 @@ def suite_masked(quick):
                   flops=2 * valid * n * k,  # valid rows only; bytes: valid rows and the active experts' weights
                   nbytes=valid * k + active * n * k + 4 * (valid + active * (n // 128)) * kb + 2 * valid * n + 4 * g,
                   ours=lambda: tessera.m_grouped_fp8_gemm_nt_masked((a8, sfa), (b8, sfb), d, masked_m, expected),
-                  baselines={"cublas_pt_rough_dense_GxExpxNxK": (anchor, 2 * g * expected * n * k)},
+                  baselines={"cublas_pt_rough_GxExp": (anchor, 2 * g * expected * n * k)},
                   ref=dict(dg_us=dg), bucket="masked",
                   result=dict(config=config_of(expected, n, k, "m_grouped_masked", g)))
 
@@ -278,7 +285,7 @@ def suite_kgrouped(quick):
                   nbytes=(m + n) * total_k + 4 * (sfa.numel() + sfb.numel()) + 8 * g * m * n,
                   ours=lambda: tessera.k_grouped_fp8_gemm_nt_contiguous((a_flat, sfa_k), (b_flat, sfb_k), d, ks,
                                                                         ks_tensor, c=d),
-                  baselines={"cublas_pt_dense_MxNxsumK": (cublas_per_tensor(a8, b8, torch.float32), None)},
+                  baselines={"cublas_pt_dense_sumK": (cublas_per_tensor(a8, b8, torch.float32), None)},
                   ref=dict(dg_us=dg), bucket="kgrouped", result=dict(config=config_of(m, n, total_k, "k_grouped", g)))
 
 
@@ -300,7 +307,7 @@ SUITES = {
 }
 
 
-# ---- timing ------------------------------------------------------------------------------------------------------------
+# ---- timing ----------------------------------------------------------------------------------------------------------
 _flush = None
 
 
@@ -367,7 +374,7 @@ def measure(row, reps):
         r["ours_over_dg_abs"] = ours / dg if ours else None
 
 
-# ---- output ------------------------------------------------------------------------------------------------------------
+# ---- output ----------------------------------------------------------------------------------------------------------
 def cell(r, key, fmt):
     v = r.get(key)
     if v is None:
@@ -465,7 +472,7 @@ def plot(path, by_suite):
     print(f"plot written to {path}")
 
 
-# ---- main --------------------------------------------------------------------------------------------------------------
+# ---- main ------------------------------------------------------------------------------------------------------------
 def import_tessera():
     global tessera
     try:
