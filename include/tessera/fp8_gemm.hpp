@@ -3,6 +3,9 @@
 //   1D1D: D (FP32) += A·Bᵀ, both scaled per (row, 128 K); D must already hold C.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "tessera/layout.hpp"
 #include "tessera/tensor.hpp"
 
@@ -20,5 +23,9 @@ enum class Fp8GemmStatus { kLaunched = 0, kNeedsSfaLayout = 1, kNeedsSfbLayout =
 // Every check happens before anything is launched; M == 0 or N == 0 returns at once.
 Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const TensorRef& b, const TensorRef& sfb,
                           const TensorRef& d, Fp8Recipe recipe, Stream stream);
+
+// The kernel configuration fp8_gemm_nt uses for this shape on `device` (tile, stages, cluster, split-K, grid), as
+// one line; plans (and loads) the kernel if no call has yet.
+std::string fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, Fp8Recipe recipe, int device);
 
 }  // namespace tessera

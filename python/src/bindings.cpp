@@ -210,6 +210,13 @@ NB_MODULE(_C, m) {
         nb::arg("a"), nb::arg("sfa"), nb::arg("b"), nb::arg("sfb"), nb::arg("d"), nb::arg("recipe"),
         nb::arg("stream") = nb::none());
 
+    m.def(
+        "fp8_gemm_config",
+        [](std::int64_t m_, std::int64_t n, std::int64_t k, int recipe, int device) {
+            return fp8_gemm_config(m_, n, k, recipe ? Fp8Recipe::k1D1D : Fp8Recipe::k1D2D, device);
+        },
+        nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::arg("recipe"), nb::arg("device"));
+
     // Grouped FP8 GEMMs: same status convention as fp8_gemm_nt.
     m.def(
         "m_grouped_fp8_gemm_nt_contiguous",

@@ -3,6 +3,7 @@
 #include "heuristics/fp8_gemm_sm90.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "tessera/error.hpp"
@@ -25,19 +26,79 @@ void store_layout(Fp8GemmMode mode, int block_n, int* swizzle, int* box_n) {
     *box_n = *swizzle ? *swizzle / out : block_n;
 }
 
+// Per-128-K-block cost of one tile in the units of choose_fp8_gemm_config's model (1 unit ~ 22 ps on the H200:
+// a 128x128 2-warpgroup tile's k-block of tensor-core work is 16384 units).
+double tile_cost_per_k_block(int block_m, int block_n, int wgs) {
+    const double overhead_cols = wgs == 2 ? 75.0 : 150.0;
+    const double math = block_m * (block_n + overhead_cols);
+    return std::max<double>(math, 64.0 * (block_m + block_n)) + 2048.0;
+}
+
+// Split-K for problems whose tiles leave SMs idle (decode: M <= a few hundred rows). Whole-problem time, in the same
+// units, of the plan `c` (split 1) against each (tile, S) whose S*tiles CTAs fit one wave of clusters:
+//   waves * ceil(kb / S) * per-k-block cost + (S > 1: the cluster reduction, ~1 us), but never below the time to
+//   stream the operands once at HBM speed (bytes * 0.0105 units at 4.26 TB/s).
+// A split plan must beat the unsplit one by 10 % (the model ignores the reduction's store pattern).
+void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
+    constexpr double kReduceCost = 40000.0;
+    const double kb = static_cast<double>(ceil_div(p.k, 128));
+    const double hbm = 0.0105 * static_cast<double>(p.m * p.k + p.n * p.k + 2 * p.m * p.n);
+    const auto plan_cost = [&](int bm, int bn, int wgs, int split) {
+        const std::int64_t tiles = ceil_div(p.m, bm) * ceil_div(p.n, bn) * split;
+        const int capacity = split == 1 ? p.num_sms : p.split_capacity(split);
+        const double waves = static_cast<double>(ceil_div(tiles, capacity));
+        const double t = waves * (std::ceil(kb / split) * tile_cost_per_k_block(bm, bn, wgs) +
+                                  (split > 1 ? kReduceCost : 0.0));
+        return std::max(t, hbm);
+    };
+    double best = 0.9 * plan_cost(c.block_m, c.block_n, c.num_math_warpgroups, 1);
+    for (int split : {2, 4, 8}) {
+        if (split > kb) break;
+        for (int block_m : {64, 128}) {
+            if (block_m > 64 && ceil_div(p.m, 64) * 64 < block_m) continue;
+            const int wgs = block_m == 64 ? 1 : 2;
+            for (int block_n = 16; block_n <= 256; block_n += 8) {
+                if (!fp8_gemm_block_n_legal(p.mode, block_n)) continue;
+                int n_splits = 0;
+                if (!fp8_gemm_fits_registers(p.mode, block_m, block_n, wgs, &n_splits, p.reserved_regs) ||
+                    n_splits != 1)
+                    continue;
+                if (fp8_gemm_smem_bytes(p.mode, block_m, block_n, 4, split) > p.max_smem_bytes) continue;
+                const std::int64_t ctas = ceil_div(p.m, block_m) * ceil_div(p.n, block_n) * split;
+                if (ctas > p.split_capacity(split)) continue;  // one wave: every cluster resident at once
+                const double cost = plan_cost(block_m, block_n, wgs, split);
+                if (cost < best) {
+                    best = cost;
+                    c.block_m = block_m;
+                    c.block_n = block_n;
+                    c.num_math_warpgroups = wgs;
+                    c.split_k = split;
+                    c.num_sms = static_cast<int>(ctas);
+                }
+            }
+        }
+    }
+}
+
 }  // namespace
 
 std::string Fp8GemmConfig::describe() const {
     return detail::str_cat("block ", block_m, "x", block_n, "x", block_k, ", ", num_stages, " stages, ",
-                           num_math_warpgroups, " math WG, cluster ", cluster_m, "x", cluster_n, ", ", num_sms,
-                           " SMs, group ", group_size, ", smem ", smem_bytes);
+                           num_math_warpgroups, " math WG, cluster ", cluster_m, "x", cluster_n, ", split-K ", split_k,
+                           ", ", num_sms, " CTAs, group ", group_size, ", smem ", smem_bytes);
 }
 
-int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages) {
-    const int out = mode == Fp8GemmMode::k1D2D ? 2 : 4;
+int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, int split_k) {
+    const int out = split_k > 1 ? 4 : (mode == Fp8GemmMode::k1D2D ? 2 : 4);  // split-K: the FP32 partial buffer
     const int sfb_stage = mode == Fp8GemmMode::k1D2D ? 4 : 4 * align_up(block_n, 32);  // 1D2D: one reserved float
-    return align_up(stages * (4 * block_m + sfb_stage + 16), 1024) + block_m * block_n * out +
+    // + 16: the two split-K reduction barriers (present in every kernel).
+    return align_up(stages * (4 * block_m + sfb_stage + 16) + 16, 1024) + block_m * block_n * out +
            stages * 128 * (block_m + block_n);
+}
+
+int fp8_gemm_cluster_capacity(int num_sms, int size) {
+    if (size <= 2) return num_sms / size * size;
+    return std::max(size, (num_sms - 4) / size * size);
 }
 
 bool fp8_gemm_fits_registers(Fp8GemmMode mode, int block_m, int block_n, int math_warpgroups, int* n_splits,
@@ -86,10 +147,7 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
             // also pays a drain (wait_group, then the FP32 promotion) worth about 75 columns of work: measured on
             // the H200, 4096x2112x7168 ran 135 us with 256x88 tiles and 97 us with 128x192 (docs/perf/fp8_gemm.md).
             // With one consumer warpgroup no second one issues wgmma during the drain: twice the exposed cost.
-            const double overhead_cols = wgs == 2 ? 75.0 : 150.0;
-            const double math = block_m * (block_n + overhead_cols);
-            const double tile = std::max<double>(math, 64.0 * (block_m + block_n)) + 2048.0;
-            const double cost = static_cast<double>(waves) * tile;
+            const double cost = static_cast<double>(waves) * tile_cost_per_k_block(block_m, block_n, wgs);
             // Ties go to the larger tile (fewer loads of the other operand).
             if (cost < best_cost * 0.999 || (cost <= best_cost * 1.001 && block_m * block_n > best.block_m * best.block_n)) {
                 best_cost = std::min(best_cost, cost);
@@ -101,16 +159,19 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
     }
     Fp8GemmConfig& c = best;
     c.num_sms = p.num_sms;
+    if (p.allow_split_k && p.mode == Fp8GemmMode::k1D2D && p.num_groups == 1) choose_split_k(p, best);
     // Multicast B across an M-pair when there are enough tiles for pairs to form and the grid is even.
     const std::int64_t m_blocks = ceil_div(p.m, c.block_m);
     const std::int64_t tiles = p.num_groups * m_blocks * ceil_div(p.n, c.block_n);
-    if (p.allow_cluster && p.num_sms % 2 == 0 && m_blocks >= 2 && tiles >= p.num_sms && p.m >= 512) c.cluster_m = 2;
+    if (c.split_k == 1 && p.allow_cluster && p.num_sms % 2 == 0 && m_blocks >= 2 && tiles >= p.num_sms && p.m >= 512)
+        c.cluster_m = 2;
     c.group_size = m_blocks >= 16 ? 16 : 8;
     c.num_stages = 2;
     for (int s = 3; s <= 32; ++s)
-        if (fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, s) <= p.max_smem_bytes) c.num_stages = s;
-    c.num_stages = std::min(c.num_stages, 12);  // deeper rings add nothing once loads are hidden
-    c.smem_bytes = fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, c.num_stages);
+        if (fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, s, c.split_k) <= p.max_smem_bytes) c.num_stages = s;
+    // Deeper rings add nothing once loads are hidden; split-K plans stream from HBM and keep more bytes in flight.
+    c.num_stages = std::min(c.num_stages, c.split_k > 1 ? 20 : 12);
+    c.smem_bytes = fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, c.num_stages, c.split_k);
     store_layout(p.mode, c.block_n, &c.swizzle_d_bytes, &c.store_box_n);
     return c;
 }

@@ -19,6 +19,11 @@ struct Fp8GemmProblem {
     int block_m = 0;             // > 0: the layout fixes BLOCK_M (contiguous: the segment alignment)
     bool allow_cluster = true;   // multicast pairs need equal k-block counts per pair (dense, contiguous)
     int reserved_regs = 32;      // consumer registers outside the accumulators (48 for kinds that walk groups)
+    bool allow_split_k = false;  // dense 1D2D: tiles may be shared along K by the CTAs of a cluster
+    // CTAs that clusters of 2, 4, 8 keep resident (0: fp8_gemm_cluster_capacity's estimate; -1: none; the plan fills
+    // in the driver's answer when the estimate proved too high).
+    int cluster_ctas[4] = {0, 0, 0, 0};
+    int split_capacity(int split) const;
 };
 
 struct Fp8GemmConfig {
@@ -26,7 +31,8 @@ struct Fp8GemmConfig {
     int num_stages = 4;
     int num_math_warpgroups = 2;
     int cluster_m = 1, cluster_n = 1;
-    int num_sms = 132;
+    int split_k = 1;    // CTAs of a cluster sharing each tile along K (then num_sms is the whole grid of clusters)
+    int num_sms = 132;  // CTAs in the grid
     int group_size = 8;
     int smem_bytes = 0;
     int swizzle_d_bytes = 0;  // the D store swizzle the kernel will use (mirrors the kernel's rule)
@@ -36,7 +42,11 @@ struct Fp8GemmConfig {
 };
 
 // Dynamic shared memory of the kernel for a tile and stage count (the kernel static_asserts the same formula).
-int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages);
+int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, int split_k = 1);
+
+// CTAs that clusters of `size` can keep resident at once on a device with `num_sms` SMs (an estimate: SMs come in
+// GPCs of 16-18, so clusters of 4 leave a few idle; the plan corrects it with the driver's occupancy query).
+int fp8_gemm_cluster_capacity(int num_sms, int size);
 
 // Whether the accumulators of this tile fit the consumer register budget (possibly with an N split).
 bool fp8_gemm_fits_registers(Fp8GemmMode mode, int block_m, int block_n, int math_warpgroups, int* n_splits = nullptr,
@@ -46,5 +56,11 @@ bool fp8_gemm_fits_registers(Fp8GemmMode mode, int block_m, int block_n, int mat
 bool fp8_gemm_block_n_legal(Fp8GemmMode mode, int block_n);
 
 Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& problem);
+
+inline int Fp8GemmProblem::split_capacity(int split) const {
+    const int index = split == 2 ? 1 : split == 4 ? 2 : 3;
+    if (cluster_ctas[index] < 0) return 0;
+    return cluster_ctas[index] > 0 ? cluster_ctas[index] : fp8_gemm_cluster_capacity(num_sms, split);
+}
 
 }  // namespace tessera::heuristics

@@ -40,18 +40,41 @@ Kernel::~Kernel() {
     if (library_ != nullptr) runtime::driver().cuLibraryUnload(library_);
 }
 
-void Kernel::launch_raw(const LaunchConfig& c, void* params) const {
-    const runtime::Driver& d = runtime::driver();
-    runtime::make_current(c.device);
+void Kernel::allow_smem(const LaunchConfig& c) const {
     std::atomic<unsigned>& allowed = smem_allowed_[c.device];
     if (c.smem_bytes > allowed.load(std::memory_order_relaxed)) {
+        const runtime::Driver& d = runtime::driver();
         CUdevice dev = 0;
         TESSERA_CU_CHECK(d.cuCtxGetDevice(&dev));
         TESSERA_CU_CHECK(d.cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                 static_cast<int>(c.smem_bytes), kernel_, dev));
         allowed.store(c.smem_bytes, std::memory_order_relaxed);
     }
+}
+
+int Kernel::max_active_clusters(const LaunchConfig& c) const {
+    runtime::make_current(c.device);
+    allow_smem(c);
     CUlaunchAttribute attrs[2];
+    CUlaunchConfig config = driver_config(c, attrs);
+    // The occupancy query takes the current context's function, not the context-independent kernel handle.
+    CUfunction function = nullptr;
+    TESSERA_CU_CHECK(runtime::driver().cuKernelGetFunction(&function, kernel_));
+    int clusters = 0;
+    TESSERA_CU_CHECK(runtime::driver().cuOccupancyMaxActiveClusters(&clusters, function, &config));
+    return clusters;
+}
+
+void Kernel::launch_raw(const LaunchConfig& c, void* params) const {
+    runtime::make_current(c.device);
+    allow_smem(c);
+    CUlaunchAttribute attrs[2];
+    const CUlaunchConfig config = driver_config(c, attrs);
+    void* args[] = {params};
+    TESSERA_CU_CHECK(runtime::driver().cuLaunchKernelEx(&config, reinterpret_cast<CUfunction>(kernel_), args, nullptr));
+}
+
+CUlaunchConfig Kernel::driver_config(const LaunchConfig& c, CUlaunchAttribute* attrs) const {
     unsigned num_attrs = 0;
     if (c.cluster_x > 1) {
         attrs[num_attrs].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
@@ -76,8 +99,7 @@ void Kernel::launch_raw(const LaunchConfig& c, void* params) const {
     config.hStream = c.stream;
     config.attrs = num_attrs ? attrs : nullptr;
     config.numAttrs = num_attrs;
-    void* args[] = {params};
-    TESSERA_CU_CHECK(d.cuLaunchKernelEx(&config, reinterpret_cast<CUfunction>(kernel_), args, nullptr));
+    return config;
 }
 
 Jit::Jit(Options options) : options_(std::move(options)) {}

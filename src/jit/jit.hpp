@@ -49,8 +49,12 @@ public:
         launch_raw(config, const_cast<void*>(params));
     }
     const std::string& description() const { return description_; }
+    // Clusters of config.cluster_x CTAs (with config's block and shared memory) the device keeps resident at once.
+    int max_active_clusters(const LaunchConfig& config) const;
 
 private:
+    void allow_smem(const LaunchConfig& config) const;
+    CUlaunchConfig driver_config(const LaunchConfig& config, CUlaunchAttribute* attrs) const;
     void check_param_bytes(std::size_t host_bytes) const;
     void launch_raw(const LaunchConfig& config, void* params) const;
 

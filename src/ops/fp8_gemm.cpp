@@ -118,4 +118,11 @@ Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const Tensor
     return Fp8GemmStatus::kLaunched;
 }
 
+std::string fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, Fp8Recipe recipe, int device) {
+    TESSERA_CHECK(m > 0 && n > 0 && k > 0, "fp8_gemm_config: expected positive m, n, k, got ", m, ", ", n, ", ", k);
+    const Fp8GemmMode mode = recipe == Fp8Recipe::k1D1D ? Fp8GemmMode::k1D1D : Fp8GemmMode::k1D2D;
+    const ops::Fp8PlanKey key{m, n, k, mode, GemmKind::kDense, 1, 0, get_num_sms(), device};
+    return ops::fp8_plan(key, "fp8_gemm_config").config.describe();
+}
+
 }  // namespace tessera

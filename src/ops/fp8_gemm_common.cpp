@@ -89,6 +89,7 @@ jit::KernelSpec make_fp8_gemm_spec(const heuristics::Fp8GemmConfig& c, heuristic
     // Dense specs keep their original text (and cache keys): the kind fields are optional in the kernel.
     if (kind != GemmKind::kDense) spec.set("kGemmKind", static_cast<int>(kind));
     if (kind == GemmKind::kKGrouped) spec.set("kNumGroups", num_groups);
+    if (c.split_k > 1) spec.set("kSplitK", c.split_k);
     return spec;
 }
 
@@ -119,6 +120,7 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
     problem.block_m = key.block_m;
     problem.allow_cluster = key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous;
     problem.reserved_regs = problem.allow_cluster ? 32 : 48;  // mirrors the kernel's kReservedRegs
+    problem.allow_split_k = key.kind == GemmKind::kDense && key.mode == heuristics::Fp8GemmMode::k1D2D;
     return problem;
 }
 
@@ -129,12 +131,21 @@ const Fp8Plan& fp8_plan(const Fp8PlanKey& key, const char* op) {
         std::lock_guard lock(mutex);
         if (auto it = plans.find(key); it != plans.end()) [[likely]] return it->second;
     }
-    const heuristics::Fp8GemmProblem problem = fp8_problem(key, runtime::device_info(key.device).max_smem_per_block);
+    heuristics::Fp8GemmProblem problem = fp8_problem(key, runtime::device_info(key.device).max_smem_per_block);
     Fp8Plan plan;
-    plan.config = heuristics::choose_fp8_gemm_config(problem);
     // Loading the module needs the device's context current (a C++ caller may not have made it so).
     runtime::make_current(key.device);
-    plan.kernel = &jit::jit().get(fp8_spec(key, plan.config));
+    for (int attempt = 0;; ++attempt) {
+        plan.config = heuristics::choose_fp8_gemm_config(problem);
+        plan.kernel = &jit::jit().get(fp8_spec(key, plan.config));
+        const int split = plan.config.split_k;
+        if (split == 1 || attempt > 0) break;
+        // A split-K plan assumes all its clusters are resident at once; where the driver says fewer fit, plan again
+        // with the driver's capacity (correct either way: surplus clusters would only wait for a free GPC).
+        const int resident = split * plan.kernel->max_active_clusters(fp8_launch_config(plan.config, nullptr, key.device));
+        if (resident >= plan.config.num_sms) break;
+        problem.cluster_ctas[split == 2 ? 1 : split == 4 ? 2 : 3] = resident > 0 ? resident : -1;
+    }
     if (options().print_configs)
         std::fprintf(stderr, "[tessera] %s m=%lld n=%lld k=%lld groups=%d %s: %s\n", op,
                      static_cast<long long>(key.m), static_cast<long long>(key.n), static_cast<long long>(key.k),
@@ -144,16 +155,20 @@ const Fp8Plan& fp8_plan(const Fp8PlanKey& key, const char* op) {
     return plans.emplace(key, plan).first->second;
 }
 
-void launch_fp8_gemm(const jit::Kernel& kernel, const heuristics::Fp8GemmConfig& c, const void* params,
-                     std::size_t param_bytes, Stream stream, int device) {
+jit::LaunchConfig fp8_launch_config(const heuristics::Fp8GemmConfig& c, Stream stream, int device) {
     jit::LaunchConfig launch;
     launch.grid_x = static_cast<unsigned>(c.num_sms);
     launch.block_x = static_cast<unsigned>(c.num_threads());
     launch.smem_bytes = static_cast<unsigned>(c.smem_bytes);
-    launch.cluster_x = static_cast<unsigned>(c.cluster_m * c.cluster_n);
+    launch.cluster_x = static_cast<unsigned>(c.cluster_m * c.cluster_n * c.split_k);
     launch.stream = static_cast<CUstream>(stream);
     launch.device = device;
-    kernel.launch_bytes(launch, params, param_bytes);
+    return launch;
+}
+
+void launch_fp8_gemm(const jit::Kernel& kernel, const heuristics::Fp8GemmConfig& c, const void* params,
+                     std::size_t param_bytes, Stream stream, int device) {
+    kernel.launch_bytes(fp8_launch_config(c, stream, device), params, param_bytes);
 }
 
 }  // namespace tessera::ops

@@ -92,6 +92,8 @@ jit::KernelSpec fp8_spec(const Fp8PlanKey& key, const heuristics::Fp8GemmConfig&
 // The heuristic's problem for a key (shared by fp8_plan and the ahead-of-time suites).
 heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes);
 
+// The launch shape of a config: its grid (persistent, or one wave of split-K clusters), block, smem and cluster.
+jit::LaunchConfig fp8_launch_config(const heuristics::Fp8GemmConfig& c, Stream stream, int device);
 // Launches the planned kernel over the persistent grid (bytes: the parameter block).
 void launch_fp8_gemm(const jit::Kernel& kernel, const heuristics::Fp8GemmConfig& c, const void* params,
                      std::size_t param_bytes, Stream stream, int device);

@@ -27,6 +27,8 @@ namespace tessera::runtime {
     X(cuKernelGetAttribute)         \
     X(cuKernelGetParamInfo)         \
     X(cuLaunchKernelEx)             \
+    X(cuOccupancyMaxActiveClusters) \
+    X(cuKernelGetFunction)          \
     X(cuTensorMapEncodeTiled)       \
     X(cuGetErrorName)               \
     X(cuGetErrorString)             \

@@ -41,6 +41,45 @@ def test_odd_shapes(m, n, k):
     check_1d2d(m, n, k)
 
 
+def split_k_of(m, n, k):
+    config = tessera._C.fp8_gemm_config(m, n, k, 0, torch.cuda.current_device())
+    return int(config.split("split-K ")[1].split(",")[0])
+
+
+# Decode shapes plan split-K (the CTAs of a cluster share each tile along K and reduce through distributed shared
+# memory). Uneven K shares (K = 1552: 13 k-blocks), a partial last k-block, N not a multiple of the tile, rows that
+# end inside a wave and a D with a row stride wider than N.
+@pytest.mark.parametrize("m,n,k", [(1, 2112, 7168), (1, 576, 1552), (5, 136, 1552), (65, 4096, 7168),
+                                   (100, 7168, 2048), (128, 7168, 16384), (1, 24, 4096)])
+def test_split_k_decode_shapes(m, n, k):
+    assert split_k_of(m, n, k) > 1, "the heuristic was expected to split K here"
+    check_1d2d(m, n, k)
+
+
+def test_split_k_strided_output_leaves_the_gap_alone():
+    m, n, k = 3, 576, 7168
+    assert split_k_of(m, n, k) > 1
+    a8, sfa = per_token_cast_to_fp8(torch.randn(m, k, device="cuda", dtype=torch.bfloat16), use_ue8m0=False)
+    b8, sfb = per_block_cast_to_fp8(torch.randn(n, k, device="cuda", dtype=torch.bfloat16), use_ue8m0=False)
+    wide = torch.full((m, n + 64), float("nan"), device="cuda", dtype=torch.bfloat16)
+    tessera.fp8_gemm_nt((a8, sfa), (b8, sfb), wide[:, :n])
+    ref = dequant_rows(a8, sfa) @ dequant_blocks(b8, sfb).T
+    assert ((wide[:, :n].double() - ref).norm() / ref.norm()).item() < 8e-3
+    assert torch.isnan(wide[:, n:]).all(), "split-K wrote outside D"
+
+
+def test_split_k_repeated_calls_are_deterministic():
+    m, n, k = 1, 2112, 7168
+    a8, sfa = per_token_cast_to_fp8(torch.randn(m, k, device="cuda", dtype=torch.bfloat16), use_ue8m0=False)
+    b8, sfb = per_block_cast_to_fp8(torch.randn(n, k, device="cuda", dtype=torch.bfloat16), use_ue8m0=False)
+    outs = []
+    for _ in range(3):
+        d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        tessera.fp8_gemm_nt((a8, sfa), (b8, sfb), d)
+        outs.append(d)
+    assert torch.equal(outs[0], outs[1]) and torch.equal(outs[1], outs[2])
+
+
 def test_col_major_sfb_and_unaligned_sfa_are_transformed():
     check_1d2d(300, 1024, 1024, sfb_col_major=True)
 

@@ -16,6 +16,10 @@
 //   kKGrouped    same M, N per group, K = k_g per group (host-known, in the kernel parameters with per-group tensor
 //                maps); groups with k_g = 0 have no tiles; D rows offset by g*M.
 //
+// Split-K (kSplitK > 1, dense only): the CTAs of a kSplitK-wide cluster take the same tile ids (the scheduler walks
+// cluster ids) and CTA rank r covers k-blocks [r*kb/S, (r+1)*kb/S) of each; the kernel then reduces the partial
+// sums across the cluster.
+//
 // A tile's rows are [a_row, a_row + kBlockM) of A's 2-D map; valid_rows < kBlockM marks a tile whose store must
 // stop early (the epilogue then writes registers straight to global memory, row by row).
 #pragma once
@@ -35,7 +39,8 @@ struct GemmTile {
     uint32_t d_row;          // first row of the tile in D's 2-D tensor map
     uint32_t sfa_col;        // first row of the tile in the SFA map's inner (MN) dimension
     uint32_t sf_k0;          // k-block offset of the group in the SF maps' outer dimension
-    uint32_t num_k_blocks;   // 128-K blocks of this tile
+    uint32_t k_begin;        // first 128-K block of this CTA's share of the tile (split-K; else 0)
+    uint32_t num_k_blocks;   // 128-K blocks of this tile (split-K: of this CTA's share)
     uint32_t valid_rows;     // rows from a_row that are stored (kBlockM: the whole tile, clipped by TMA at the edge)
     bool loads;              // false: zero tile (contiguous padding block): no TMA, the consumers store zeros
     bool row_mask;           // contiguous: some rows of the tile are padding (-1) and are stored as zeros
@@ -50,20 +55,24 @@ struct GemmSchedulerArgs {
     const uint32_t* group_sf_k0;    // k-grouped: sum of ceil(k_h/128) over h < g
 };
 
-template <GemmKind kKind, int kBlockM, int kBlockN, int kGroupSize, int kClusterSize, bool kRasterAlongM>
+template <GemmKind kKind, int kBlockM, int kBlockN, int kGroupSize, int kClusterSize, bool kRasterAlongM,
+          int kSplitK = 1>
 struct GemmScheduler {
     using Raster = PersistentTileScheduler<kBlockM, kBlockN, kGroupSize, kClusterSize, kRasterAlongM>;
     static_assert(kClusterSize == 1 || kKind == kDense || kKind == kContiguous,
                   "clusters need both CTAs of a pair to walk equal k-block counts: dense and contiguous only");
+    static_assert(kSplitK == 1 || (kKind == kDense && kClusterSize == 1), "split-K: dense, without multicast pairs");
 
     GemmSchedulerArgs args;
     uint32_t next_id;
     uint32_t stride;
+    uint32_t split_rank = 0;  // split-K: this CTA's share of each tile
     // Group walk (psum, masked, k-grouped): the group holding ids [group_base, group_base + group_tiles).
     uint32_t group = 0, group_base = 0, group_tiles = 0, group_m_blocks = 0, group_start = 0, group_end = 0;
 
+    // first_id and num_ctas count CTAs; with split-K they are turned into cluster ids.
     __device__ GemmScheduler(const GemmSchedulerArgs& a, uint32_t first_id, uint32_t num_ctas)
-        : args(a), next_id(first_id), stride(num_ctas) {
+        : args(a), next_id(first_id / kSplitK), stride(num_ctas / kSplitK), split_rank(first_id % kSplitK) {
         if constexpr (kKind == kPsum || kKind == kMasked || kKind == kKGrouped) load_group(0);
     }
 
@@ -97,6 +106,7 @@ struct GemmScheduler {
         t.row_mask = false;
         t.group = 0;
         t.sf_k0 = 0;
+        t.k_begin = 0;
         t.num_k_blocks = args.num_k_blocks;
         t.valid_rows = kBlockM;
         if constexpr (kKind == kDense || kKind == kContiguous) {
@@ -105,6 +115,10 @@ struct GemmScheduler {
             t.coord = raster.tile_at(id);
             t.a_row = t.d_row = t.sfa_col = t.coord.m_block * kBlockM;
             if constexpr (kKind == kContiguous) contiguous_tile(t, raster.num_m_blocks);
+            if constexpr (kSplitK > 1) {
+                t.k_begin = split_rank * args.num_k_blocks / kSplitK;
+                t.num_k_blocks = (split_rank + 1) * args.num_k_blocks / kSplitK - t.k_begin;
+            }
             return true;
         } else {
             // ids only grow, so the walk over groups is shared by all of this CTA's tiles.

@@ -33,6 +33,21 @@ TESSERA_DEVICE void st_shared_v2(uint32_t addr, float x, float y) {
     asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
 }
 
+// wraps st.shared.v4.f32
+TESSERA_DEVICE void st_shared_v4(uint32_t addr, float x, float y, float z, float w) {
+    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "f"(x), "f"(y), "f"(z), "f"(w) : "memory");
+}
+
+// wraps ld.shared::cluster.v4.f32 on an address from map_shared_rank (distributed shared memory of a peer CTA).
+TESSERA_DEVICE float4 ld_shared_cluster_v4(uint32_t addr) {
+    float4 v;
+    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "r"(addr)
+                 : "memory");
+    return v;
+}
+
 // wraps ld.global.nc.f32: read-only data (scales) that no thread of this grid writes.
 TESSERA_DEVICE float ld_global_nc(const float* ptr) {
     float x;

@@ -80,6 +80,15 @@ template <class C>
 struct GemmKindOf<C, decltype(void(C::kGemmKind))> {
     static constexpr prims::GemmKind value = static_cast<prims::GemmKind>(C::kGemmKind);
 };
+// Optional Config::kSplitK (default 1): CTAs per cluster that share one tile along K (dense 1D2D only).
+template <class C, class = void>
+struct SplitKOf {
+    static constexpr int value = 1;
+};
+template <class C>
+struct SplitKOf<C, decltype(void(C::kSplitK))> {
+    static constexpr int value = C::kSplitK;
+};
 template <class C, class = void>
 struct NumGroupsOf {
     static constexpr int value = 1;
@@ -103,7 +112,10 @@ struct Fp8GemmKernel {
     static constexpr int kNumMathWarpgroups = Config::kNumMathWarpgroups;
     static constexpr int kClusterM = Config::kClusterM;  // 2: the pair shares B (same n, adjacent m)
     static constexpr int kClusterN = Config::kClusterN;  // 2: the pair shares A (same m, adjacent n)
-    static constexpr int kClusterSize = kClusterM * kClusterN;
+    static constexpr int kClusterSize = kClusterM * kClusterN;  // multicast pair
+    static constexpr int kSplitK = fp8_gemm_detail::SplitKOf<Config>::value;
+    static constexpr bool kSplit = kSplitK > 1;
+    static constexpr int kClusterCtas = kClusterSize * kSplitK;  // the launch's cluster size
     static constexpr bool kRasterAlongM = fp8_gemm_detail::RasterAlongM<Config>::value;
     static constexpr prims::GemmKind kKind = fp8_gemm_detail::GemmKindOf<Config>::value;
     static constexpr bool kMGrouped = kKind == prims::kContiguous || kKind == prims::kPsum || kKind == prims::kMasked;
@@ -141,6 +153,8 @@ struct Fp8GemmKernel {
 
     static constexpr int kOutBytes = kIs1D1D ? 4 : 2;
     using OutTile = prims::SwizzledOutputTile<kBlockN, kBlockM, kOutBytes>;
+    // Split-K reuses the D tile as its FP32 partial-sum buffer: [wave][chunk][consumer thread] float4.
+    static constexpr int kDTileBytes = kSplit ? kBlockM * kBlockN * 4 : OutTile::kBytes;
     static constexpr int kStoreBoxM = 64;  // one TMA store box per (consumer warpgroup, wave, atom)
     static constexpr int kStoreBoxN = OutTile::kAtomCols;
     static constexpr int kSwizzleDBytes = OutTile::kSwizzleBytes;
@@ -181,14 +195,16 @@ struct Fp8GemmKernel {
         float sfb[kNumStages][kSfbStageFloats];  // 1D1D: [stage][align(kBlockN,32)] fp32, TMA; 1D2D: reserved
         uint64_t full_barriers[kNumStages];
         uint64_t empty_barriers[kNumStages];
-        alignas(1024) uint8_t d[OutTile::kBytes];                  // [atom][kBlockM][atom bytes], store swizzle
+        uint64_t split_ready;  // split-K: every CTA of the cluster has written its partial for the tile
+        uint64_t split_done;   // split-K: every CTA has read this CTA's partial, the buffer may be rewritten
+        alignas(1024) uint8_t d[kDTileBytes];  // [atom][kBlockM][atom bytes], store swizzle (split-K: partials)
         alignas(1024) uint8_t a[kNumStages][kBlockM * kBlockK];  // [stage][kBlockM][128] e4m3, 128B swizzle
         alignas(1024) uint8_t b[kNumStages][kBlockN * kBlockK];  // [stage][kBlockN][128] e4m3, 128B swizzle
     };
     static constexpr int kSmemBytes = static_cast<int>(sizeof(SharedStorage));
     // The formula docs/fp8_gemm_kernel.md gives the host heuristic must match the struct exactly.
-    static_assert(kSmemBytes == align_up(kNumStages * (4 * kBlockM + 4 * kSfbStageFloats + 16), 1024) +
-                                    OutTile::kBytes + kNumStages * kBlockK * (kBlockM + kBlockN),
+    static_assert(kSmemBytes == align_up(kNumStages * (4 * kBlockM + 4 * kSfbStageFloats + 16) + 16, 1024) +
+                                    kDTileBytes + kNumStages * kBlockK * (kBlockM + kBlockN),
                   "shared-memory plan drifted from the documented formula");
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -219,8 +235,13 @@ struct Fp8GemmKernel {
     static_assert(kKind != prims::kKGrouped || (kIs1D1D && kNumKGroups > 0), "k-grouped is 1D1D with kNumGroups maps");
     static_assert(!kMGrouped || !kIs1D1D, "m-grouped GEMMs are 1D2D (BF16 out)");
     static_assert(kKind != prims::kContiguous || kRasterAlongM, "contiguous multicast pairs adjacent m-blocks");
+    static_assert(kSplitK >= 1 && kSplitK <= 8, "split-K: 1 to 8 CTAs per cluster (the portable cluster limit)");
+    static_assert(!kSplit || (kKind == prims::kDense && !kIs1D1D && kClusterSize == 1),
+                  "split-K: dense 1D2D without multicast");
+    static_assert(Config::kNumSMs % kClusterCtas == 0, "the grid must be whole clusters");
 
-    using Scheduler = prims::GemmScheduler<kKind, kBlockM, kBlockN, Config::kGroupSize, kClusterSize, kRasterAlongM>;
+    using Scheduler =
+        prims::GemmScheduler<kKind, kBlockM, kBlockN, Config::kGroupSize, kClusterSize, kRasterAlongM, kSplitK>;
     using Ring = prims::RingState<kNumStages>;
 
     TESSERA_DEVICE static uint32_t shape_m(const Params& p) {
@@ -296,8 +317,8 @@ struct Fp8GemmKernel {
                     ring.advance();
                     continue;
                 }
-                const int32_t k0 = static_cast<int32_t>(kb * kBlockK);
-                const int32_t sf_kb = static_cast<int32_t>(tile.sf_k0 + kb);
+                const int32_t k0 = static_cast<int32_t>((tile.k_begin + kb) * kBlockK);
+                const int32_t sf_kb = static_cast<int32_t>(tile.sf_k0 + tile.k_begin + kb);
                 if (issue_a) {
                     load(multicast_a, smem.a[s], desc_a, full, k0, a_row);
                     load(multicast_a, smem.sfa[s], p.tensor_map_sfa, full, static_cast<int32_t>(tile.sfa_col), sf_kb);
@@ -475,6 +496,69 @@ struct Fp8GemmKernel {
         }
     }
 
+    // Split-K epilogue (all kSplitK CTAs of the cluster hold partial sums of the same tile):
+    //   1. wait until the peers have read this CTA's previous partial (split_done, parity of the previous tile);
+    //   2. write the partial to the local buffer in fragment order, [wave][chunk][thread] float4 (conflict-free);
+    //   3. each warp arrives (release.cluster) on every CTA's split_ready, then waits on its own (acquire.cluster);
+    //   4. CTA r owns the 8-column chunks c with c % kSplitK == r: each thread sums its fragment positions of those
+    //      chunks over all CTAs' buffers (ld.shared::cluster) and stores BF16 pairs for the rows inside M;
+    //   5. each warp arrives on every CTA's split_done.
+    // Threads whose fragment rows are all past M skip both the write and the read of those positions.
+    TESSERA_DEVICE static void reduce_split_k(const Params& p, SharedStorage& smem,
+                                              const float (&acc)[kNumWaves][kFinalRegs], const prims::GemmTile& tile,
+                                              uint32_t wg, uint32_t warp, uint32_t lane, uint32_t index) {
+        constexpr int kChunks = kBlockN / 8;
+        const uint32_t thread = wg * 128 + warp * 32 + lane;
+        const uint32_t buffer = ptx::smem_addr(smem.d);
+        const uint32_t ready = ptx::smem_addr(&smem.split_ready);
+        const uint32_t done = ptx::smem_addr(&smem.split_done);
+        const uint32_t rows = min(static_cast<uint32_t>(kBlockM), shape_m(p) - tile.d_row);
+        const auto slot = [&](int w, int c) {
+            return buffer + ((static_cast<uint32_t>(w * kChunks + c) * kNumMathThreads) + thread) * 16u;
+        };
+        if (index > 0) ptx::mbarrier_wait_acquire_cluster(done, (index - 1) & 1u);
+#pragma unroll
+        for (int w = 0; w < kNumWaves; ++w) {
+            if (fragment_row(w, 0, wg, warp, lane) >= rows) continue;
+#pragma unroll
+            for (int c = 0; c < kChunks; ++c)
+                ptx::st_shared_v4(slot(w, c), acc[w][c * 4], acc[w][c * 4 + 1], acc[w][c * 4 + 2], acc[w][c * 4 + 3]);
+        }
+        __syncwarp();
+        if (lane < kSplitK) ptx::mbarrier_arrive_release_cluster(ptx::map_shared_rank(ready, lane));
+        ptx::mbarrier_wait_acquire_cluster(ready, index & 1u);
+
+        const uint32_t rank = ptx::cluster_cta_rank();
+        const uint32_t n = shape_n(p);
+        const uint32_t col0 = tile.coord.n_block * kBlockN + (lane % 4) * 2;
+#pragma unroll
+        for (int w = 0; w < kNumWaves; ++w) {
+            const uint32_t r0 = fragment_row(w, 0, wg, warp, lane);
+            if (r0 >= rows) continue;
+            const bool second_row = r0 + 8 < rows;
+            uint16_t* d0 = static_cast<uint16_t*>(p.d) + static_cast<uint64_t>(tile.d_row + r0) * p.ld_d;
+#pragma unroll
+            for (int c = 0; c < kChunks; ++c) {
+                if (c % kSplitK != static_cast<int>(rank)) continue;
+                const uint32_t col = col0 + c * 8;  // even, and N is a multiple of 8: col + 1 < N too
+                if (col >= n) continue;
+                float4 sum = ptx::ld_shared_cluster_v4(ptx::map_shared_rank(slot(w, c), 0));
+#pragma unroll
+                for (int s = 1; s < kSplitK; ++s) {
+                    const float4 v = ptx::ld_shared_cluster_v4(ptx::map_shared_rank(slot(w, c), s));
+                    sum.x += v.x;
+                    sum.y += v.y;
+                    sum.z += v.z;
+                    sum.w += v.w;
+                }
+                ptx::st_global_b32(d0 + col, ptx::pack_bf16x2(sum.x, sum.y));
+                if (second_row) ptx::st_global_b32(d0 + 8ull * p.ld_d + col, ptx::pack_bf16x2(sum.z, sum.w));
+            }
+        }
+        __syncwarp();
+        if (lane < kSplitK) ptx::mbarrier_arrive_release_cluster(ptx::map_shared_rank(done, lane));
+    }
+
     TESSERA_DEVICE static void consume(const Params& p, SharedStorage& smem, uint32_t wg, uint32_t warp,
                                        uint32_t lane) {
         const uint32_t n = shape_n(p);
@@ -483,6 +567,7 @@ struct Fp8GemmKernel {
         Scheduler scheduler(scheduler_args(p), blockIdx.x, Config::kNumSMs);
         Ring ring;
         prims::GemmTile tile;
+        uint32_t split_tiles = 0;  // split-K tiles reduced so far (the parity of the reduction barriers)
         float tmp[kWgmmaN / 2];  // [kWgmmaN/2] fp32 wgmma accumulator of one 128-K block
 #pragma unroll
         for (int i = 0; i < kWgmmaN / 2; ++i) tmp[i] = 0.f;
@@ -500,7 +585,7 @@ struct Fp8GemmKernel {
             const float* sfb_hi = nullptr;
             if constexpr (!kIs1D1D) {
                 const uint32_t n_sf_blocks = ceil_div(n, 128u);
-                sfb_lo = p.sfb + (static_cast<uint64_t>(tile.group) * n_sf_blocks + n0 / 128) * sf_k;
+                sfb_lo = p.sfb + (static_cast<uint64_t>(tile.group) * n_sf_blocks + n0 / 128) * sf_k + tile.k_begin;
                 const bool straddles = (n0 % 128) + kBlockN > 128 && (n0 / 128 + 1) * 128 < n;
                 sfb_hi = straddles ? sfb_lo + sf_k : sfb_lo;
             }
@@ -529,10 +614,17 @@ struct Fp8GemmKernel {
             if constexpr (kKind == prims::kContiguous) {
                 if (tile.row_mask) mask_padding_rows(p, acc, tile, wg, warp, lane);
             }
-            if (tile.valid_rows == kBlockM) store_tile(p, smem, acc, tile, wg, warp, lane);
-            else store_rows_direct(p, acc, tile, wg, warp, lane);
+            if constexpr (kSplit) {
+                reduce_split_k(p, smem, acc, tile, wg, warp, lane, split_tiles++);
+            } else if (tile.valid_rows == kBlockM) {
+                store_tile(p, smem, acc, tile, wg, warp, lane);
+            } else {
+                store_rows_direct(p, acc, tile, wg, warp, lane);
+            }
         }
         if (warp == 0) ptx::bulk_wait_group<0>();  // the last stores complete before the CTA (and its smem) retires
+        // Split-K: the peers have finished reading this CTA's last partial before its shared memory goes away.
+        if (kSplit && split_tiles > 0) ptx::mbarrier_wait(ptx::smem_addr(&smem.split_done), (split_tiles - 1) & 1u);
     }
     // ---------------------------------------------------------------------------------------------------------------
     static __device__ void run(const Params& p) {
@@ -556,10 +648,12 @@ struct Fp8GemmKernel {
                 ptx::mbarrier_init(ptx::smem_addr(&smem.full_barriers[s]), 1);
                 ptx::mbarrier_init(ptx::smem_addr(&smem.empty_barriers[s]), kClusterSize * kNumMathThreads / 32);
             }
+            ptx::mbarrier_init(ptx::smem_addr(&smem.split_ready), kSplitK * kNumMathThreads / 32);
+            ptx::mbarrier_init(ptx::smem_addr(&smem.split_done), kSplitK * kNumMathThreads / 32);
             ptx::fence_mbarrier_init();
         }
-        // Every barrier of both CTAs is initialised before any thread (or peer multicast) uses one.
-        if constexpr (kClusterSize > 1) {
+        // Every barrier of the cluster is initialised before any thread (or peer multicast) uses one.
+        if constexpr (kClusterCtas > 1) {
             ptx::cluster_arrive();
             ptx::cluster_wait();
         } else {
