@@ -146,13 +146,13 @@ def cat_flat(blocks):
     return torch.cat([blk.contiguous().view(torch.uint8).flatten() for blk in blocks]).view(torch.float8_e4m3fn)
 
 
-def config_of(*args):
-    """The kernel config tessera picks, when its binding offers `fp8_gemm_config(...) -> str`; else ''."""
+def config_of(m, n, k, kind, groups):
+    """The dense kernel config tessera picks (tile, stages, cluster, split-K, grid); '' for the grouped kinds, whose
+    binding has no config query yet."""
     fn = getattr(tessera._C, "fp8_gemm_config", None)
-    try:
-        return str(fn(*args)) if fn else ""
-    except Exception:
+    if fn is None or kind not in ("1d2d", "1d1d") or groups != 1:
         return ""
+    return str(fn(m, n, k, 1 if kind == "1d1d" else 0, torch.cuda.current_device()))
 
 
 # ---- baselines -------------------------------------------------------------------------------------------------------
