@@ -5,9 +5,11 @@
 Suites: deepgemm-dense, deepgemm-grouped-contiguous, deepgemm-masked, deepgemm-kgrouped, host-overhead, or all.
 Shapes and DeepGEMM's times come from shared/reference/h200-baselines.md (DeepGEMM v2.6.1 on the same H200 model).
 
-Kernel time: CUDA events around one call, L2 flushed before every timed call by a memset of 256 MiB, median of
---reps calls after 3 warm-up calls. DeepGEMM's numbers were taken another way (kineto, 2 GB flush, mean of 20) on
-another day, so the fair comparison is relative to the same-run cuBLASLt anchor: 'vs_dg' = (ours / cuBLASLt per-tensor,
+Kernel time (--timer kineto, the default, as DeepGEMM measures): the profiler's GPU durations of every kernel, memset
+and copy one call issues, summed per call; L2 flushed before every timed call by a memset of 256 MiB; median of --reps
+calls after 3 warm-up calls. --timer events: CUDA events around each call instead, which also counts the launch gap
+(about 2-4 us, so small kernels read slower). DeepGEMM's numbers were taken on another day (kineto, 2 GB flush, mean
+of 20), so the fair comparison is relative to the same-run cuBLASLt anchor: 'vs_dg' = (ours / cuBLASLt per-tensor,
 this run) / (DeepGEMM / cuBLASLt per-tensor, baseline file); below 1 means ahead of DeepGEMM.
 
 Baselines, same shape and same run: cublas_pt = torch._scaled_mm FP8 with per-tensor scales (M padded to 16),
@@ -311,14 +313,63 @@ SUITES = {
 _flush = None
 
 
-def time_us(fn, reps, warmup=3):
-    """Median µs of `fn` between CUDA events, each call preceded by a memset of 256 MiB (larger than L2)."""
+TIMER = "kineto"
+
+
+def flush_buffer():
     global _flush
     if _flush is None:
         _flush = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
+    return _flush
+
+
+def time_us(fn, reps, warmup=3):
+    """Median µs per call of `fn`, each call preceded by a memset of 256 MiB (larger than L2)."""
     for _ in range(warmup):
         fn()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    return time_us_kineto(fn, reps) if TIMER == "kineto" else time_us_events(fn, reps)
+
+
+_flush_names = None
+
+
+def gpu_activities(prof):
+    return sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
+                  key=lambda e: e.time_range.start)
+
+
+def time_us_kineto(fn, reps):
+    """Sum of the GPU activity durations between consecutive flushes, per call (the flush itself excluded). The flush
+    is recognized by the names its own profile shows."""
+    global _flush_names
+    flush = flush_buffer()
+    if _flush_names is None:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            flush.zero_()
+            torch.cuda.synchronize()
+        _flush_names = {e.name for e in gpu_activities(prof)}
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            flush.zero_()
+            fn()
+        torch.cuda.synchronize()
+    gpu = gpu_activities(prof)
+    calls = []
+    for e in gpu:
+        if e.name in _flush_names:
+            calls.append(0.0)
+        elif calls:
+            calls[-1] += e.time_range.elapsed_us()
+    if len(calls) != reps or min(calls) <= 0.0:
+        raise RuntimeError(f"kineto timer: expected {reps} flush-separated calls, found {len(calls)} "
+                           f"(GPU activities: {sorted({e.name for e in gpu})[:6]})")
+    return statistics.median(calls)
+
+
+def time_us_events(fn, reps):
+    """Median µs of `fn` between CUDA events."""
+    _flush = flush_buffer()
     times = []
     for _ in range(reps):
         _flush.zero_()
@@ -504,9 +555,13 @@ def main(argv=None):
     parser.add_argument("--plot", metavar="OUT.png", help="TFLOPS per shape, ours vs baselines (needs matplotlib)")
     parser.add_argument("--reps", type=int, default=30, help="timed calls per measurement, median taken (>= 20)")
     parser.add_argument("--quick", action="store_true", help="a subset of each suite's shapes")
+    parser.add_argument("--timer", choices=["kineto", "events"], default="kineto",
+                        help="kernel durations from the profiler (default) or CUDA events around each call")
     args = parser.parse_args(argv)
     if args.reps < 20:
         parser.error("--reps must be at least 20")
+    global TIMER
+    TIMER = args.timer
     suites = args.suite or ["deepgemm-dense"]
     suites = list(SUITES) if "all" in suites else list(dict.fromkeys(suites))
 
@@ -514,9 +569,9 @@ def main(argv=None):
         sys.exit("bench/run.py: needs PyTorch with a CUDA GPU")
     import_tessera()
     meta = dict(card=torch.cuda.get_device_name(), torch=torch.__version__, cuda=torch.version.cuda,
-                commit=git_commit(), reps=args.reps)
+                commit=git_commit(), reps=args.reps, timer=args.timer)
     print(f"{meta['card']}, torch {meta['torch']} (CUDA {meta['cuda']}), tessera {tessera.__version__}, "
-          f"commit {meta['commit']}, median of {args.reps}")
+          f"commit {meta['commit']}, median of {args.reps}, timer {args.timer}")
 
     by_suite = {}
     for suite in suites:

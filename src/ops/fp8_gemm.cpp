@@ -114,6 +114,8 @@ Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const Tensor
     params.d = d.data;
     params.ld_d = static_cast<std::uint32_t>(d.stride(0));
     params.num_groups = 1;
+    // Split-K kernels own one tile per cluster: the grid must cover every tile exactly.
+    TESSERA_ASSERT(c.split_k == 1 || c.num_sms == ceil_div(m, c.block_m) * ceil_div(n, c.block_n) * c.split_k);
     ops::launch_fp8_gemm(*plan.kernel, c, &params, sizeof(params), stream, device);
     return Fp8GemmStatus::kLaunched;
 }

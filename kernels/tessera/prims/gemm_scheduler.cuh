@@ -16,9 +16,9 @@
 //   kKGrouped    same M, N per group, K = k_g per group (host-known, in the kernel parameters with per-group tensor
 //                maps); groups with k_g = 0 have no tiles; D rows offset by g*M.
 //
-// Split-K (kSplitK > 1, dense only): the CTAs of a kSplitK-wide cluster take the same tile ids (the scheduler walks
-// cluster ids) and CTA rank r covers k-blocks [r*kb/S, (r+1)*kb/S) of each; the kernel then reduces the partial
-// sums across the cluster.
+// Split-K (kSplitK > 1, dense only): the CTAs of a kSplitK-wide cluster share one tile (cluster id = tile id, one
+// tile per cluster: the host launches tiles * kSplitK CTAs) and CTA rank r covers k-blocks [r*kb/S, (r+1)*kb/S);
+// the kernel then reduces the partial sums across the cluster.
 //
 // A tile's rows are [a_row, a_row + kBlockM) of A's 2-D map; valid_rows < kBlockM marks a tile whose store must
 // stop early (the epilogue then writes registers straight to global memory, row by row).
@@ -66,7 +66,7 @@ struct GemmScheduler {
     GemmSchedulerArgs args;
     uint32_t next_id;
     uint32_t stride;
-    uint32_t split_rank = 0;  // split-K: this CTA's share of each tile
+    uint32_t split_rank = 0;  // split-K: this CTA's share of the tile
     // Group walk (psum, masked, k-grouped): the group holding ids [group_base, group_base + group_tiles).
     uint32_t group = 0, group_base = 0, group_tiles = 0, group_m_blocks = 0, group_start = 0, group_end = 0;
 

@@ -39,12 +39,6 @@ TESSERA_DEVICE void mbarrier_arrive_cluster(uint32_t remote_bar) {
     asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote_bar) : "memory");
 }
 
-// wraps mbarrier.arrive.release.cluster.shared::cluster.b64: publishes this thread's (and, through a preceding
-// __syncwarp, its warp's) shared-memory writes to the cluster before the arrival is observed.
-TESSERA_DEVICE void mbarrier_arrive_release_cluster(uint32_t remote_bar) {
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote_bar) : "memory");
-}
-
 // The try_wait idiom: spin on mbarrier.try_wait.parity until the phase with parity `parity` has completed.
 // try_wait (not test_wait) lets the hardware suspend the thread for a while inside each probe.
 TESSERA_DEVICE void mbarrier_wait(uint32_t bar, uint32_t parity) {
@@ -53,21 +47,6 @@ TESSERA_DEVICE void mbarrier_wait(uint32_t bar, uint32_t parity) {
         asm volatile(
             "{\n.reg .pred p;\n"
             "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-            "selp.u32 %0, 1, 0, p;\n}\n"
-            : "=r"(done)
-            : "r"(bar), "r"(parity)
-            : "memory");
-    } while (done == 0);
-}
-
-// mbarrier_wait with cluster-scope acquire: after it returns, the writes the arrivals released (from any CTA of the
-// cluster) are visible to this thread.
-TESSERA_DEVICE void mbarrier_wait_acquire_cluster(uint32_t bar, uint32_t parity) {
-    uint32_t done;
-    do {
-        asm volatile(
-            "{\n.reg .pred p;\n"
-            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
             "selp.u32 %0, 1, 0, p;\n}\n"
             : "=r"(done)
             : "r"(bar), "r"(parity)

@@ -39,13 +39,11 @@ TESSERA_DEVICE void st_shared_v4(uint32_t addr, float x, float y, float z, float
 }
 
 // wraps ld.shared::cluster.v4.f32 on an address from map_shared_rank (distributed shared memory of a peer CTA).
-TESSERA_DEVICE float4 ld_shared_cluster_v4(uint32_t addr) {
-    float4 v;
+TESSERA_DEVICE void ld_shared_cluster_v4(uint32_t addr, float& x, float& y, float& z, float& w) {
     asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "=f"(x), "=f"(y), "=f"(z), "=f"(w)
                  : "r"(addr)
                  : "memory");
-    return v;
 }
 
 // wraps ld.global.nc.f32: read-only data (scales) that no thread of this grid writes.

@@ -195,15 +195,13 @@ struct Fp8GemmKernel {
         float sfb[kNumStages][kSfbStageFloats];  // 1D1D: [stage][align(kBlockN,32)] fp32, TMA; 1D2D: reserved
         uint64_t full_barriers[kNumStages];
         uint64_t empty_barriers[kNumStages];
-        uint64_t split_ready;  // split-K: every CTA of the cluster has written its partial for the tile
-        uint64_t split_done;   // split-K: every CTA has read this CTA's partial, the buffer may be rewritten
         alignas(1024) uint8_t d[kDTileBytes];  // [atom][kBlockM][atom bytes], store swizzle (split-K: partials)
         alignas(1024) uint8_t a[kNumStages][kBlockM * kBlockK];  // [stage][kBlockM][128] e4m3, 128B swizzle
         alignas(1024) uint8_t b[kNumStages][kBlockN * kBlockK];  // [stage][kBlockN][128] e4m3, 128B swizzle
     };
     static constexpr int kSmemBytes = static_cast<int>(sizeof(SharedStorage));
     // The formula docs/fp8_gemm_kernel.md gives the host heuristic must match the struct exactly.
-    static_assert(kSmemBytes == align_up(kNumStages * (4 * kBlockM + 4 * kSfbStageFloats + 16) + 16, 1024) +
+    static_assert(kSmemBytes == align_up(kNumStages * (4 * kBlockM + 4 * kSfbStageFloats + 16), 1024) +
                                     kDTileBytes + kNumStages * kBlockK * (kBlockM + kBlockN),
                   "shared-memory plan drifted from the documented formula");
 
@@ -307,6 +305,9 @@ struct Fp8GemmKernel {
             const bool multicast_b = kClusterM == 2 && tile.coord.multicast;
             const bool issue_a = !multicast_a || rank == 0;
             const bool issue_b = !multicast_b || rank == 0;
+            // Not unrolled: the producer runs in 40 registers, and an unrolled constant trip count (split-K shares of
+            // a fixed K) spilled there.
+#pragma unroll 1
             for (uint32_t kb = 0; kb < tile.num_k_blocks; ++kb) {
                 const uint32_t s = ring.stage;
                 ptx::mbarrier_wait(ptx::smem_addr(&smem.empty_barriers[s]), ring.phase ^ 1u);
@@ -496,27 +497,27 @@ struct Fp8GemmKernel {
         }
     }
 
-    // Split-K epilogue (all kSplitK CTAs of the cluster hold partial sums of the same tile):
-    //   1. wait until the peers have read this CTA's previous partial (split_done, parity of the previous tile);
-    //   2. write the partial to the local buffer in fragment order, [wave][chunk][thread] float4 (conflict-free);
-    //   3. each warp arrives (release.cluster) on every CTA's split_ready, then waits on its own (acquire.cluster);
-    //   4. CTA r owns the 8-column chunks c with c % kSplitK == r: each thread sums its fragment positions of those
-    //      chunks over all CTAs' buffers (ld.shared::cluster) and stores BF16 pairs for the rows inside M;
-    //   5. each warp arrives on every CTA's split_done.
+    // Split-K epilogue. Each cluster owns exactly one tile (the host launches tiles * kSplitK CTAs) and every CTA of
+    // it holds partial sums of that tile:
+    //   1. write the partial to the local buffer in fragment order, [wave][chunk][thread] float4 (conflict-free);
+    //   2. cluster barrier (release / acquire: the partials are visible cluster-wide; the producer warpgroup takes
+    //      part too, see run());
+    //   3. CTA r owns the 8-column chunks c with c % kSplitK == r: each thread sums its fragment positions of those
+    //      chunks over all CTAs' buffers (ld.shared::cluster, in rank order: deterministic) and stores BF16 pairs for
+    //      the rows inside M;
+    //   4. cluster barrier: no CTA exits while a peer still reads its buffer.
     // Threads whose fragment rows are all past M skip both the write and the read of those positions.
     TESSERA_DEVICE static void reduce_split_k(const Params& p, SharedStorage& smem,
                                               const float (&acc)[kNumWaves][kFinalRegs], const prims::GemmTile& tile,
-                                              uint32_t wg, uint32_t warp, uint32_t lane, uint32_t index) {
+                                              uint32_t wg, uint32_t warp, uint32_t lane) {
         constexpr int kChunks = kBlockN / 8;
         const uint32_t thread = wg * 128 + warp * 32 + lane;
         const uint32_t buffer = ptx::smem_addr(smem.d);
-        const uint32_t ready = ptx::smem_addr(&smem.split_ready);
-        const uint32_t done = ptx::smem_addr(&smem.split_done);
         const uint32_t rows = min(static_cast<uint32_t>(kBlockM), shape_m(p) - tile.d_row);
-        const auto slot = [&](int w, int c) {
-            return buffer + ((static_cast<uint32_t>(w * kChunks + c) * kNumMathThreads) + thread) * 16u;
+        const uint32_t own_slot = buffer + thread * 16u;  // + (w * kChunks + c) * kNumMathThreads * 16 per float4
+        const auto slot = [own_slot](int w, int c) {
+            return own_slot + static_cast<uint32_t>(w * kChunks + c) * (kNumMathThreads * 16u);
         };
-        if (index > 0) ptx::mbarrier_wait_acquire_cluster(done, (index - 1) & 1u);
 #pragma unroll
         for (int w = 0; w < kNumWaves; ++w) {
             if (fragment_row(w, 0, wg, warp, lane) >= rows) continue;
@@ -525,8 +526,8 @@ struct Fp8GemmKernel {
                 ptx::st_shared_v4(slot(w, c), acc[w][c * 4], acc[w][c * 4 + 1], acc[w][c * 4 + 2], acc[w][c * 4 + 3]);
         }
         __syncwarp();
-        if (lane < kSplitK) ptx::mbarrier_arrive_release_cluster(ptx::map_shared_rank(ready, lane));
-        ptx::mbarrier_wait_acquire_cluster(ready, index & 1u);
+        ptx::cluster_arrive();
+        ptx::cluster_wait();
 
         const uint32_t rank = ptx::cluster_cta_rank();
         const uint32_t n = shape_n(p);
@@ -537,26 +538,29 @@ struct Fp8GemmKernel {
             if (r0 >= rows) continue;
             const bool second_row = r0 + 8 < rows;
             uint16_t* d0 = static_cast<uint16_t*>(p.d) + static_cast<uint64_t>(tile.d_row + r0) * p.ld_d;
-#pragma unroll
-            for (int c = 0; c < kChunks; ++c) {
-                if (c % kSplitK != static_cast<int>(rank)) continue;
+            // A runtime loop over this CTA's chunks: the sums come from shared memory, not from acc, so nothing
+            // register-indexed needs unrolling (a fully unrolled, predicated loop spilled at 64x128).
+#pragma unroll 1
+            for (int c = static_cast<int>(rank); c < kChunks; c += kSplitK) {
                 const uint32_t col = col0 + c * 8;  // even, and N is a multiple of 8: col + 1 < N too
                 if (col >= n) continue;
-                float4 sum = ptx::ld_shared_cluster_v4(ptx::map_shared_rank(slot(w, c), 0));
+                float x = 0.f, y = 0.f, z = 0.f, t = 0.f;
 #pragma unroll
-                for (int s = 1; s < kSplitK; ++s) {
-                    const float4 v = ptx::ld_shared_cluster_v4(ptx::map_shared_rank(slot(w, c), s));
-                    sum.x += v.x;
-                    sum.y += v.y;
-                    sum.z += v.z;
-                    sum.w += v.w;
+                for (int s = 0; s < kSplitK; ++s) {
+                    float vx, vy, vz, vt;
+                    ptx::ld_shared_cluster_v4(ptx::map_shared_rank(slot(w, c), s), vx, vy, vz, vt);
+                    x += vx;
+                    y += vy;
+                    z += vz;
+                    t += vt;
                 }
-                ptx::st_global_b32(d0 + col, ptx::pack_bf16x2(sum.x, sum.y));
-                if (second_row) ptx::st_global_b32(d0 + 8ull * p.ld_d + col, ptx::pack_bf16x2(sum.z, sum.w));
+                ptx::st_global_b32(d0 + col, ptx::pack_bf16x2(x, y));
+                if (second_row) ptx::st_global_b32(d0 + 8ull * p.ld_d + col, ptx::pack_bf16x2(z, t));
             }
         }
         __syncwarp();
-        if (lane < kSplitK) ptx::mbarrier_arrive_release_cluster(ptx::map_shared_rank(done, lane));
+        ptx::cluster_arrive();
+        ptx::cluster_wait();
     }
 
     TESSERA_DEVICE static void consume(const Params& p, SharedStorage& smem, uint32_t wg, uint32_t warp,
@@ -567,7 +571,6 @@ struct Fp8GemmKernel {
         Scheduler scheduler(scheduler_args(p), blockIdx.x, Config::kNumSMs);
         Ring ring;
         prims::GemmTile tile;
-        uint32_t split_tiles = 0;  // split-K tiles reduced so far (the parity of the reduction barriers)
         float tmp[kWgmmaN / 2];  // [kWgmmaN/2] fp32 wgmma accumulator of one 128-K block
 #pragma unroll
         for (int i = 0; i < kWgmmaN / 2; ++i) tmp[i] = 0.f;
@@ -615,7 +618,8 @@ struct Fp8GemmKernel {
                 if (tile.row_mask) mask_padding_rows(p, acc, tile, wg, warp, lane);
             }
             if constexpr (kSplit) {
-                reduce_split_k(p, smem, acc, tile, wg, warp, lane, split_tiles++);
+                reduce_split_k(p, smem, acc, tile, wg, warp, lane);
+                break;  // one tile per cluster (the host launches tiles * kSplitK CTAs)
             } else if (tile.valid_rows == kBlockM) {
                 store_tile(p, smem, acc, tile, wg, warp, lane);
             } else {
@@ -623,8 +627,6 @@ struct Fp8GemmKernel {
             }
         }
         if (warp == 0) ptx::bulk_wait_group<0>();  // the last stores complete before the CTA (and its smem) retires
-        // Split-K: the peers have finished reading this CTA's last partial before its shared memory goes away.
-        if (kSplit && split_tiles > 0) ptx::mbarrier_wait(ptx::smem_addr(&smem.split_done), (split_tiles - 1) & 1u);
     }
     // ---------------------------------------------------------------------------------------------------------------
     static __device__ void run(const Params& p) {
@@ -648,8 +650,6 @@ struct Fp8GemmKernel {
                 ptx::mbarrier_init(ptx::smem_addr(&smem.full_barriers[s]), 1);
                 ptx::mbarrier_init(ptx::smem_addr(&smem.empty_barriers[s]), kClusterSize * kNumMathThreads / 32);
             }
-            ptx::mbarrier_init(ptx::smem_addr(&smem.split_ready), kSplitK * kNumMathThreads / 32);
-            ptx::mbarrier_init(ptx::smem_addr(&smem.split_done), kSplitK * kNumMathThreads / 32);
             ptx::fence_mbarrier_init();
         }
         // Every barrier of the cluster is initialised before any thread (or peer multicast) uses one.
@@ -663,6 +663,18 @@ struct Fp8GemmKernel {
         if (warp >= kProducerWarp) {
             ptx::setmaxnreg_dec<kProducerRegs>();
             if (warp == kProducerWarp && ptx::elect_one()) produce(p, smem);
+            if constexpr (kSplit) {
+                // barrier.cluster counts every thread of the cluster: the producer warpgroup joins the reduction's
+                // two barriers (the consumers' are in reduce_split_k) when its cluster has a tile.
+                __syncwarp();
+                const uint32_t num_tiles = ceil_div(shape_m(p), uint32_t{kBlockM}) * ceil_div(shape_n(p), uint32_t{kBlockN});
+                if (blockIdx.x / kSplitK < num_tiles) {  // the scheduler's test, without its registers
+                    ptx::cluster_arrive();
+                    ptx::cluster_wait();
+                    ptx::cluster_arrive();
+                    ptx::cluster_wait();
+                }
+            }
         } else {
             ptx::setmaxnreg_inc<kMathRegs>();
             consume(p, smem, warp / 4, warp % 4, lane);
