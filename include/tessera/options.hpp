@@ -22,6 +22,9 @@ struct Options {
     bool check_spills = true;     // fail a compile whose kernel uses local memory
     bool print_compile = false;   // log each compile (command, time)
     bool print_configs = false;   // print the chosen config once per new shape
+    // Tuning: force the dense FP8 GEMM config, "BMxBN[:CMxCN][:sS]" (e.g. "256x128:1x2", "64x112:s2"); empty: the
+    // heuristic decides. For sweeps (bench/sweep_fp8.py); not for production use.
+    std::string fp8_config;
     // Launch
     bool pdl = false;             // programmatic dependent launch attribute
     int num_sms = 0;              // 0: all SMs of the device

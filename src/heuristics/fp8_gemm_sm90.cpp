@@ -26,6 +26,9 @@ void store_layout(Fp8GemmMode mode, int block_n, int* swizzle, int* box_n) {
     *box_n = *swizzle ? *swizzle / out : block_n;
 }
 
+Fp8GemmConfig finish_config(const Fp8GemmProblem& p, Fp8GemmConfig c);
+Fp8GemmConfig forced_config(const Fp8GemmProblem& p);
+
 // Per-128-K-block cost of one tile in the units of choose_fp8_gemm_config's model (1 unit ~ 22 ps on the H200:
 // a 128x128 2-warpgroup tile's k-block of tensor-core work is 16384 units).
 double tile_cost_per_k_block(int block_m, int block_n, int wgs) {
@@ -158,13 +161,25 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
     }
     Fp8GemmConfig& c = best;
     c.num_sms = p.num_sms;
+    if (p.forced_block_m > 0) return forced_config(p);
     if (p.allow_split_k && p.mode == Fp8GemmMode::k1D2D && p.num_groups == 1) choose_split_k(p, best);
-    // Multicast B across an M-pair when there are enough tiles for pairs to form and the grid is even.
+    // Multicast the larger operand across a pair when there are enough tiles for pairs to form and the grid is even:
+    // B across an M-pair, or (dense, tiles taller than wide) A across an N-pair.
     const std::int64_t m_blocks = ceil_div(p.m, c.block_m);
-    const std::int64_t tiles = p.num_groups * m_blocks * ceil_div(p.n, c.block_n);
-    if (c.split_k == 1 && p.allow_cluster && p.num_sms % 2 == 0 && m_blocks >= 2 && tiles >= p.num_sms && p.m >= 512)
-        c.cluster_m = 2;
-    c.group_size = m_blocks >= 16 ? 16 : 8;
+    const std::int64_t n_blocks = ceil_div(p.n, c.block_n);
+    const std::int64_t tiles = p.num_groups * m_blocks * n_blocks;
+    if (c.split_k == 1 && p.allow_cluster && p.num_sms % 2 == 0 && tiles >= p.num_sms && p.m >= 512) {
+        if (p.allow_a_multicast && c.block_m > c.block_n && n_blocks >= 2) c.cluster_n = 2;
+        else if (m_blocks >= 2) c.cluster_m = 2;
+    }
+    return finish_config(p, c);
+}
+
+namespace {
+
+Fp8GemmConfig finish_config(const Fp8GemmProblem& p, Fp8GemmConfig c) {
+    const std::int64_t primary_blocks = c.cluster_n == 2 ? ceil_div(p.n, c.block_n) : ceil_div(p.m, c.block_m);
+    c.group_size = primary_blocks >= 16 ? 16 : 8;
     c.num_stages = 2;
     for (int s = 3; s <= 32; ++s)
         if (fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, s, c.split_k) <= p.max_smem_bytes) c.num_stages = s;
@@ -174,5 +189,30 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
     store_layout(p.mode, c.block_n, &c.swizzle_d_bytes, &c.store_box_n);
     return c;
 }
+
+Fp8GemmConfig forced_config(const Fp8GemmProblem& p) {
+    Fp8GemmConfig c;
+    c.block_m = p.forced_block_m;
+    c.block_n = p.forced_block_n;
+    c.num_math_warpgroups = c.block_m == 64 ? 1 : 2;
+    c.cluster_m = p.forced_cluster_m;
+    c.cluster_n = p.forced_cluster_n;
+    c.split_k = p.forced_split_k;
+    int splits = 0;
+    TESSERA_CHECK((c.block_m == 64 || c.block_m == 128 || c.block_m == 256) && fp8_gemm_block_n_legal(p.mode, c.block_n) &&
+                      fp8_gemm_fits_registers(p.mode, c.block_m, c.block_n, c.num_math_warpgroups, &splits,
+                                              p.reserved_regs) &&
+                      fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, 2, c.split_k) <= p.max_smem_bytes,
+                  "TESSERA_FP8_CONFIG: tile ", c.block_m, "x", c.block_n, " is not legal for this kernel");
+    TESSERA_CHECK(c.cluster_m * c.cluster_n <= 2 && (c.cluster_n == 1 || p.allow_a_multicast) &&
+                      (c.split_k == 1 || (p.allow_split_k && c.cluster_m * c.cluster_n == 1 && c.split_k <= 8)),
+                  "TESSERA_FP8_CONFIG: cluster ", c.cluster_m, "x", c.cluster_n, " / split-K ", c.split_k,
+                  " not available for this problem");
+    const std::int64_t tiles = p.num_groups * ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n);
+    c.num_sms = c.split_k > 1 ? static_cast<int>(tiles * c.split_k) : p.num_sms;
+    return finish_config(p, c);
+}
+
+}  // namespace
 
 }  // namespace tessera::heuristics

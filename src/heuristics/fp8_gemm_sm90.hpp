@@ -20,6 +20,10 @@ struct Fp8GemmProblem {
     bool allow_cluster = true;   // multicast pairs need equal k-block counts per pair (dense, contiguous)
     int reserved_regs = 32;      // consumer registers outside the accumulators (48 for kinds that walk groups)
     bool allow_split_k = false;  // dense 1D2D: tiles may be shared along K by the CTAs of a cluster
+    bool allow_a_multicast = false;  // dense: pairs along N may share A (cluster_n = 2; rasterized along N)
+    // Tuning override (TESSERA_FP8_CONFIG): when forced_block_m > 0 the search is skipped and this tile, cluster
+    // and split are used (stages and the rest still derived); illegal values throw InvalidArgument.
+    int forced_block_m = 0, forced_block_n = 0, forced_cluster_m = 1, forced_cluster_n = 1, forced_split_k = 1;
     // CTAs that clusters of 2, 4, 8 keep resident (0: fp8_gemm_cluster_capacity's estimate; -1: none; the plan fills
     // in the driver's answer when the estimate proved too high).
     int cluster_ctas[4] = {0, 0, 0, 0};

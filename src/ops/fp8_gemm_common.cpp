@@ -106,6 +106,31 @@ struct Fp8PlanKeyHash {
     }
 };
 
+// TESSERA_FP8_CONFIG = "BMxBN[:CMxCN][:sS]".
+void apply_forced_config(const std::string& text, heuristics::Fp8GemmProblem& p) {
+    int bm = 0, bn = 0, cm = 1, cn = 1, split = 1;
+    const char* s = text.c_str();
+    int used = 0;
+    bool ok = std::sscanf(s, "%dx%d%n", &bm, &bn, &used) == 2;
+    s += used;
+    if (ok && std::strncmp(s, ":s", 2) != 0 && *s == ':') {
+        used = 0;
+        ok = std::sscanf(s, ":%dx%d%n", &cm, &cn, &used) == 2;
+        s += used;
+    }
+    if (ok && *s == ':') {
+        used = 0;
+        ok = std::sscanf(s, ":s%d%n", &split, &used) == 1;
+        s += used;
+    }
+    TESSERA_CHECK(ok && *s == '\0', "TESSERA_FP8_CONFIG: expected 'BMxBN[:CMxCN][:sS]', got '", text, "'");
+    p.forced_block_m = bm;
+    p.forced_block_n = bn;
+    p.forced_cluster_m = cm;
+    p.forced_cluster_n = cn;
+    p.forced_split_k = split;
+}
+
 }  // namespace
 
 heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes) {
@@ -121,6 +146,8 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
     problem.allow_cluster = key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous;
     problem.reserved_regs = problem.allow_cluster ? 32 : 48;  // mirrors the kernel's kReservedRegs
     problem.allow_split_k = key.kind == GemmKind::kDense && key.mode == heuristics::Fp8GemmMode::k1D2D;
+    problem.allow_a_multicast = key.kind == GemmKind::kDense;
+    if (key.kind == GemmKind::kDense && !options().fp8_config.empty()) apply_forced_config(options().fp8_config, problem);
     return problem;
 }
 

@@ -88,6 +88,7 @@ Options Options::from_env() {
     o.print_compile = env_flag({"TESSERA_JIT_PRINT_COMPILE", "DG_JIT_PRINT_COMPILER_COMMAND"}, debug);
     o.print_configs = env_flag({"TESSERA_PRINT_CONFIGS", "DG_PRINT_CONFIGS"}, debug);
     o.pdl = env_flag({"TESSERA_PDL"}, false);
+    if (const char* forced = env_first({"TESSERA_FP8_CONFIG"})) o.fp8_config = forced;
     return o;
 }
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "heuristics/fp8_gemm_sm90.hpp"
+#include "tessera/error.hpp"
 
 using namespace tessera::heuristics;
 
@@ -68,4 +69,46 @@ TEST(Fp8GemmHeuristics, GroupedProblemsRespectTheLayoutAndTheKernelLimits) {
             }
     EXPECT_FALSE(fp8_gemm_fits_registers(Fp8GemmMode::k1D2D, 128, 192, 2, nullptr, 48) &&
                  [] { int s = 0; fp8_gemm_fits_registers(Fp8GemmMode::k1D2D, 128, 192, 2, &s, 48); return s == 1; }());
+}
+
+TEST(Fp8GemmHeuristics, DecodeShapesSplitKIntoOneWaveOfClusters) {
+    for (std::int64_t m : {1, 7, 64, 128})
+        for (auto [n, k] : {std::pair<std::int64_t, std::int64_t>{2112, 7168}, {576, 7168}, {4096, 7168}, {7168, 2048}}) {
+            Fp8GemmProblem p{m, n, k, Fp8GemmMode::k1D2D, 132, 232448};
+            p.allow_split_k = true;
+            const Fp8GemmConfig c = choose_fp8_gemm_config(p);
+            SCOPED_TRACE(testing::Message() << m << "x" << n << "x" << k << ": " << c.describe());
+            EXPECT_GT(c.split_k, 1);
+            // One tile per cluster: the grid is exactly tiles * split and fits the estimated cluster capacity.
+            const std::int64_t tiles = (m + c.block_m - 1) / c.block_m * ((n + c.block_n - 1) / c.block_n);
+            EXPECT_EQ(c.num_sms, tiles * c.split_k);
+            EXPECT_LE(c.num_sms, fp8_gemm_cluster_capacity(132, c.split_k));
+            EXPECT_LE(c.split_k, (k + 127) / 128);
+            EXPECT_EQ(c.cluster_m * c.cluster_n, 1);
+            EXPECT_EQ(c.smem_bytes, fp8_gemm_smem_bytes(Fp8GemmMode::k1D2D, c.block_m, c.block_n, c.num_stages, 8));
+        }
+    // Large M keeps whole tiles; without permission nothing splits.
+    Fp8GemmProblem big{4096, 7168, 16384, Fp8GemmMode::k1D2D, 132, 232448};
+    big.allow_split_k = true;
+    EXPECT_EQ(choose_fp8_gemm_config(big).split_k, 1);
+    Fp8GemmProblem grouped{1, 2112, 7168, Fp8GemmMode::k1D2D, 132, 232448};
+    EXPECT_EQ(choose_fp8_gemm_config(grouped).split_k, 1);
+}
+
+TEST(Fp8GemmHeuristics, ForcedConfigsAreCheckedAndHonored) {
+    Fp8GemmProblem p{4096, 4096, 7168, Fp8GemmMode::k1D2D, 132, 232448};
+    p.allow_a_multicast = true;
+    p.forced_block_m = 256;
+    p.forced_block_n = 128;
+    p.forced_cluster_n = 2;
+    const Fp8GemmConfig c = choose_fp8_gemm_config(p);
+    EXPECT_EQ(c.block_m, 256);
+    EXPECT_EQ(c.block_n, 128);
+    EXPECT_EQ(c.cluster_n, 2);
+    EXPECT_EQ(c.num_sms, 132);
+    p.forced_block_n = 200;  // not a legal 1D2D width above 128
+    EXPECT_THROW(choose_fp8_gemm_config(p), tessera::InvalidArgument);
+    p.forced_block_n = 128;
+    p.allow_a_multicast = false;  // grouped kinds cannot multicast A
+    EXPECT_THROW(choose_fp8_gemm_config(p), tessera::InvalidArgument);
 }

@@ -127,3 +127,37 @@ def test_m_zero_returns_and_bad_inputs_raise_before_launch():
     with pytest.raises(NotImplementedError, match="BF16 output"):
         tessera.fp8_gemm_nt((a8, sfa), (b8, sfb), d, c=d)
     assert (d == 7.0).all(), "a rejected call must not touch the output"
+
+
+FORCED_CHECK = """
+import sys, torch, tessera
+sys.path.insert(0, {tests!r})
+from fp8_reference import dequant_blocks, dequant_rows
+from tessera.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
+m, n, k = {m}, {n}, {k}
+a8, sfa = per_token_cast_to_fp8(torch.randn(m, k, device="cuda", dtype=torch.bfloat16), use_ue8m0=False)
+b8, sfb = per_block_cast_to_fp8(torch.randn(n, k, device="cuda", dtype=torch.bfloat16), use_ue8m0=False)
+d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+tessera.fp8_gemm_nt((a8, sfa), (b8, sfb), d)
+ref = dequant_rows(a8, sfa) @ dequant_blocks(b8, sfb).T
+rel = ((d.double() - ref).norm() / ref.norm()).item()
+print(tessera._C.fp8_gemm_config(m, n, k, 0, 0), "rel", rel)
+assert not torch.isnan(d).any() and rel < 8e-3, rel
+"""
+
+
+# Configs the heuristic rarely picks, forced through TESSERA_FP8_CONFIG (read once per process: one subprocess
+# each): A multicast over an odd number of n-blocks (the one-wide strip), B multicast with 256-row tiles, split-K
+# with 2-warpgroup tiles and an uneven K share.
+@pytest.mark.parametrize("forced,m,n,k", [("256x128:1x2", 1000, 4224, 2048), ("256x128:2x1", 777, 1024, 1536),
+                                          ("128x96:s4", 200, 1000 // 8 * 8, 1664), ("64x64:1x2", 300, 576, 512)])
+def test_forced_configs(forced, m, n, k):
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, TESSERA_FP8_CONFIG=forced)
+    script = FORCED_CHECK.format(tests=os.path.dirname(os.path.abspath(__file__)), m=m, n=n, k=k)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    cm, cn = forced.split(":")[1].split("x") if ":" in forced and "x" in forced.split(":")[1] else ("1", "1")
+    assert f"cluster {cm}x{cn}" in out.stdout, out.stdout

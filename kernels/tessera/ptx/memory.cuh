@@ -53,6 +53,14 @@ TESSERA_DEVICE float ld_global_nc(const float* ptr) {
     return x;
 }
 
+// ld.global.nc.f32 as a volatile asm: it keeps its place relative to the other volatile asm (barrier waits), so a
+// load meant to run ahead is not sunk next to its use.
+TESSERA_DEVICE float ld_global_nc_volatile(const float* ptr) {
+    float x;
+    asm volatile("ld.global.nc.f32 %0, [%1];" : "=f"(x) : "l"(ptr));
+    return x;
+}
+
 // wraps ld.global.nc.s32: group layouts and counts, written before the kernel starts.
 TESSERA_DEVICE int32_t ld_global_nc(const int32_t* ptr) {
     int32_t x;

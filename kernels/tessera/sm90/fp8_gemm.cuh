@@ -593,11 +593,22 @@ struct Fp8GemmKernel {
                 sfb_hi = straddles ? sfb_lo + sf_k : sfb_lo;
             }
 
+            // 1D2D B scales run one k-block ahead: the loads for kb + 1 are issued before kb's full-barrier wait
+            // (volatile, so the compiler cannot sink them below it as it did with plain loads: ncu showed the FMUL
+            // waiting on them each k-block), and the first ones -- an HBM miss -- overlap the first TMA.
+            float sb_lo_next = 0.f, sb_hi_next = 0.f;
+            if (!kIs1D1D && tile.num_k_blocks > 0) {
+                sb_lo_next = ptx::ld_global_nc_volatile(sfb_lo);
+                if constexpr (!kUniformSb) sb_hi_next = ptx::ld_global_nc_volatile(sfb_hi);
+            }
             for (uint32_t kb = 0; kb < tile.num_k_blocks; ++kb) {
                 const uint32_t stage = ring.stage;
-                // PERF: issued before the wait so the load latency hides behind it.
-                const float sb_lo = kIs1D1D ? 0.f : ptx::ld_global_nc(sfb_lo + kb);
-                const float sb_hi = kIs1D1D ? 0.f : ptx::ld_global_nc(sfb_hi + kb);
+                const float sb_lo = sb_lo_next;
+                const float sb_hi = kUniformSb ? sb_lo_next : sb_hi_next;
+                if (!kIs1D1D && kb + 1 < tile.num_k_blocks) {
+                    sb_lo_next = ptx::ld_global_nc_volatile(sfb_lo + kb + 1);
+                    if constexpr (!kUniformSb) sb_hi_next = ptx::ld_global_nc_volatile(sfb_hi + kb + 1);
+                }
                 ptx::mbarrier_wait(ptx::smem_addr(&smem.full_barriers[stage]), ring.phase);
                 if (tile.loads) {
                     // Scales are read before the stage is released.

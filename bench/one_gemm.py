@@ -1,0 +1,42 @@
+"""Runs one dense FP8 GEMM shape a few times, for a profiler to wrap (ncu --launch-skip / --launch-count):
+
+    ncu --kernel-name tessera_sm90_fp8_gemm_kernel --launch-skip 2 --launch-count 1 \
+        python bench/one_gemm.py 1 7168 2048 [--1d1d] [--calls 3]
+
+Prints the config tessera picked. Inputs are random (never zeros)."""
+import argparse
+
+import torch
+
+import tessera
+from tessera.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("m", type=int)
+    parser.add_argument("n", type=int)
+    parser.add_argument("k", type=int)
+    parser.add_argument("--1d1d", dest="one_d_one_d", action="store_true", help="FP32 out, per-row B scales")
+    parser.add_argument("--calls", type=int, default=3)
+    args = parser.parse_args()
+    m, n, k = args.m, args.n, args.k
+    a8, sfa = per_token_cast_to_fp8(torch.randn(m, k, device="cuda", dtype=torch.bfloat16), use_ue8m0=False)
+    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    if args.one_d_one_d:
+        b8, sfb = per_token_cast_to_fp8(b, use_ue8m0=False)
+        d = torch.zeros(m, n, device="cuda", dtype=torch.float32)
+    else:
+        b8, sfb = per_block_cast_to_fp8(b, use_ue8m0=False)
+        d = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    print(tessera._C.fp8_gemm_config(m, n, k, int(args.one_d_one_d), torch.cuda.current_device()), flush=True)
+    for _ in range(args.calls):
+        if args.one_d_one_d:
+            tessera.fp8_gemm_nt((a8, sfa), (b8, sfb), d, c=d, recipe=(1, 1, 128))
+        else:
+            tessera.fp8_gemm_nt((a8, sfa), (b8, sfb), d)
+    torch.cuda.synchronize()
+
+
+if __name__ == "__main__":
+    main()
