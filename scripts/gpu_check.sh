@@ -34,9 +34,9 @@ if [ -x $BUILD/tessera ]; then
         compute-sanitizer --tool racecheck --error-exitcode 1 $PY -m pytest -q -p no:cacheprovider \
           tests/python/test_fp8_gemm_gpu.py -k 'test_odd_shapes and 33-136' && \
         compute-sanitizer --tool memcheck --error-exitcode 1 $PY -m pytest -q -p no:cacheprovider \
-          tests/python/test_fp8_gemm_gpu.py -k 'split_k and (1-576-1552 or 65-4096 or strided)' && \
+          tests/python/test_fp8_gemm_gpu.py -k 'split_k and (1-2112-3216 or 100-4096 or strided)' && \
         compute-sanitizer --tool racecheck --error-exitcode 1 $PY -m pytest -q -p no:cacheprovider \
-          tests/python/test_fp8_gemm_gpu.py -k 'split_k and (1-576-1552 or 65-4096)' && \
+          tests/python/test_fp8_gemm_gpu.py -k 'split_k and (1-2112-3216 or 100-4096)' && \
         compute-sanitizer --tool memcheck --error-exitcode 1 $PY -m pytest -q -p no:cacheprovider \
           tests/python/test_fp8_grouped_gpu.py -k 'edges or 256_groups or all_empty' && \
         { [ \"${SANITIZER:-full}\" = light ] || compute-sanitizer --tool racecheck --error-exitcode 1 $PY -m pytest -q \

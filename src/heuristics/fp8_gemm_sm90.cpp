@@ -32,7 +32,9 @@ Fp8GemmConfig forced_config(const Fp8GemmProblem& p);
 // Per-128-K-block cost of one tile in the units of choose_fp8_gemm_config's model (1 unit ~ 22 ps on the H200:
 // a 128x128 2-warpgroup tile's k-block of tensor-core work is 16384 units).
 double tile_cost_per_k_block(int block_m, int block_n, int wgs) {
-    const double overhead_cols = wgs == 2 ? 75.0 : 150.0;
+    // 256-row tiles give each warpgroup two batches per k-block, so half of the drains overlap the other batch:
+    // a sweep on the H200 (bench/sweep_fp8.py) ran 256x128 3-6 % faster than 128x160 / 128x192 at equal wave counts.
+    const double overhead_cols = wgs == 1 ? 150.0 : (block_m == 256 ? 37.5 : 75.0);
     const double math = block_m * (block_n + overhead_cols);
     return std::max<double>(math, 64.0 * (block_m + block_n)) + 2048.0;
 }
@@ -43,7 +45,9 @@ double tile_cost_per_k_block(int block_m, int block_n, int wgs) {
 //   stream the operands once at HBM speed (bytes * 0.0105 units at 4.26 TB/s).
 // A split plan must beat the unsplit one by 10 % (the model ignores the reduction's store pattern).
 void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
-    constexpr double kReduceCost = 40000.0;
+    // Calibrated on the H200: 1x7168x2048 ran 8.7 us unsplit (64x56) and 10.0 us split in two (64x112), which this
+    // model only reproduces with a reduction (cluster barriers, DSMEM reads, row stores) worth ~3 us.
+    constexpr double kReduceCost = 130000.0;
     const double kb = static_cast<double>(ceil_div(p.k, 128));
     const double hbm = 0.0105 * static_cast<double>(p.m * p.k + p.n * p.k + 2 * p.m * p.n);
     const auto plan_cost = [&](int bm, int bn, int wgs, int split) {
@@ -137,6 +141,9 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
         const int wgs = block_m == 64 ? 1 : 2;
         for (int block_n = 16; block_n <= 256; block_n += 8) {
             if (!fp8_gemm_block_n_legal(p.mode, block_n)) continue;
+            // 256-row tiles narrower than 128 starve on shared-memory reads of A (4096x2112x7168: 256x88 ran 135 us,
+            // 128x192 97 us).
+            if (block_m == 256 && block_n < 128) continue;
             int splits = 0;
             // Splitting the wgmma along N works but costs issue slots: only tiles that fit whole.
             if (!fp8_gemm_fits_registers(p.mode, block_m, block_n, wgs, &splits, p.reserved_regs) || splits != 1)

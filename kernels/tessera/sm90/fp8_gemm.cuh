@@ -17,6 +17,11 @@
 // [G*N, K], SFB offset by the group, A rows addressed by the scheduler), k-grouped (per-group A/B tensor maps in
 // the parameters, FP32 accumulate).
 //
+// Split-K (Config::kSplitK = S > 1, dense 1D2D, decode shapes whose tiles leave SMs idle): a cluster of S CTAs owns
+// one tile; CTA r runs the mainloop over its share of the k-blocks, then the cluster sums the FP32 partials through
+// distributed shared memory (reduce_split_k) and each CTA stores 1/S of the tile's columns. No global workspace, no
+// counters to reset, deterministic summation order.
+//
 // Warp roles (kNumMathWarpgroups = 1 or 2 consumer warpgroups, then one producer warpgroup):
 //   threads [0, 128*W)         consumers: wgmma + scale promotion + epilogue; setmaxnreg.inc to kMathRegs (232/248)
 //   threads [128*W, 128*W+128) producer: one elected thread issues every TMA; setmaxnreg.dec to kProducerRegs (40)
