@@ -61,9 +61,26 @@ void fill_dims(TensorRef& ref, nb::handle shape, nb::handle strides, const char*
     }
 }
 
+// Interned attribute names: a lookup by a const char* would build a new Python string on every call, and a cached
+// GEMM call reads about 25 attributes.
+struct TensorAttrs {
+    nb::object dtype = nb::steal(PyUnicode_InternFromString("dtype"));
+    nb::object shape = nb::steal(PyUnicode_InternFromString("shape"));
+    nb::object stride = nb::steal(PyUnicode_InternFromString("stride"));
+    nb::object data_ptr = nb::steal(PyUnicode_InternFromString("data_ptr"));
+    nb::object get_device = nb::steal(PyUnicode_InternFromString("get_device"));
+    nb::object is_cuda = nb::steal(PyUnicode_InternFromString("is_cuda"));
+};
+
+nb::object call_method(nb::handle obj, const nb::object& name) {
+    return nb::steal(PyObject_CallMethodNoArgs(obj.ptr(), name.ptr()));
+}
+
 TensorRef from_torch(const Torch& api, nb::handle obj, const char* name) {
+    static const TensorAttrs& attrs = *new TensorAttrs();  // never destroyed: outlives interpreter teardown order
     TensorRef ref;
-    nb::object dtype = obj.attr("dtype");
+    nb::object dtype = nb::steal(PyObject_GetAttr(obj.ptr(), attrs.dtype.ptr()));
+    if (!dtype.is_valid()) throw nb::python_error();
     bool known = false;
     for (auto [handle, d] : api.dtypes) {
         if (dtype.ptr() == handle) {
@@ -75,10 +92,16 @@ TensorRef from_torch(const Torch& api, nb::handle obj, const char* name) {
     if (!known)
         throw TypeMismatch(detail::str_cat("argument '", name, "': unsupported tensor dtype ",
                                            nb::str(dtype).c_str()));
-    fill_dims(ref, obj.attr("shape"), obj.attr("stride")(), name);
-    ref.data = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(obj.attr("data_ptr")()));
-    const bool is_cuda = nb::cast<bool>(obj.attr("is_cuda"));
-    ref.device = is_cuda ? Device{DeviceKind::kCuda, nb::cast<int>(obj.attr("get_device")())} : Device{DeviceKind::kCpu, 0};
+    nb::object shape = nb::steal(PyObject_GetAttr(obj.ptr(), attrs.shape.ptr()));
+    nb::object strides = call_method(obj, attrs.stride);
+    nb::object data = call_method(obj, attrs.data_ptr);
+    nb::object cuda = nb::steal(PyObject_GetAttr(obj.ptr(), attrs.is_cuda.ptr()));
+    if (!shape.is_valid() || !strides.is_valid() || !data.is_valid() || !cuda.is_valid()) throw nb::python_error();
+    const bool is_cuda = cuda.ptr() == Py_True;
+    fill_dims(ref, shape, strides, name);
+    ref.data = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(data));
+    ref.device = is_cuda ? Device{DeviceKind::kCuda, nb::cast<int>(call_method(obj, attrs.get_device))}
+                         : Device{DeviceKind::kCpu, 0};
     return ref;
 }
 

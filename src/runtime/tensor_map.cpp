@@ -5,8 +5,9 @@
 #include "tessera/error.hpp"
 
 namespace tessera::runtime {
+namespace {
 
-CUtensorMap encode_tma_2d(const TmaDesc2d& d) {
+CUtensorMap encode_uncached(const TmaDesc2d& d) {
     TESSERA_ASSERT(reinterpret_cast<std::uintptr_t>(d.base) % 16 == 0);
     TESSERA_ASSERT(d.outer_stride_bytes % 16 == 0);
     TESSERA_ASSERT(d.box_inner >= 1 && d.box_inner <= 256 && d.box_outer >= 1 && d.box_outer <= 256);
@@ -28,6 +29,36 @@ CUtensorMap encode_tma_2d(const TmaDesc2d& d) {
                                                      elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                                                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+    return map;
+}
+
+std::size_t hash_of(const TmaDesc2d& d) {
+    std::size_t h = reinterpret_cast<std::uintptr_t>(d.base) * 0x9e3779b97f4a7c15ULL;
+    for (std::uint64_t v : {std::uint64_t(d.dtype), std::uint64_t(d.element_bytes), d.inner, d.outer,
+                            d.outer_stride_bytes, std::uint64_t(d.box_inner) << 32 | d.box_outer,
+                            std::uint64_t(d.swizzle)})
+        h = (h ^ v) * 0xbf58476d1ce4e5b9ULL + (h >> 29);
+    return h;
+}
+
+}  // namespace
+
+CUtensorMap encode_tma_2d(const TmaDesc2d& d) {
+    // Direct-mapped, per thread (no lock on the launch path). A hit needs every field equal, so a stale entry can
+    // only be replaced, never returned for a different tensor.
+    struct Entry {
+        TmaDesc2d desc;
+        CUtensorMap map;
+        bool valid = false;
+    };
+    constexpr std::size_t kSlots = 64;
+    thread_local Entry cache[kSlots];
+    Entry& e = cache[hash_of(d) % kSlots];
+    if (e.valid && e.desc == d) [[likely]] return e.map;
+    const CUtensorMap map = encode_uncached(d);  // throws on invalid arguments: nothing is cached then
+    e.desc = d;
+    e.map = map;
+    e.valid = true;
     return map;
 }
 

@@ -18,9 +18,11 @@ struct TmaDesc2d {
     std::uint64_t outer_stride_bytes = 0;
     std::uint32_t box_inner = 0, box_outer = 0;
     TmaSwizzle swizzle = TmaSwizzle::kNone;
+    bool operator==(const TmaDesc2d&) const = default;
 };
 
-// Encodes with interleave none, L2 promotion 256B and zero fill out of bounds (the kernels rely on it).
+// Encodes with interleave none, L2 promotion 256B and zero fill out of bounds (the kernels rely on it). The map is a
+// pure function of `desc`, so results are memoized per thread: a cached GEMM call re-encodes nothing.
 CUtensorMap encode_tma_2d(const TmaDesc2d& desc);
 
 }  // namespace tessera::runtime
