@@ -1,7 +1,7 @@
 """Runs one dense FP8 GEMM shape a few times, for a profiler to wrap (ncu --launch-skip / --launch-count):
 
     ncu --kernel-name tessera_sm90_fp8_gemm_kernel --launch-skip 2 --launch-count 1 \
-        python bench/one_gemm.py 1 7168 2048 [--1d1d] [--calls 3]
+        python bench/one_gemm.py 1 7168 2048 [--1d1d] [--calls 3] [--cublas]
 
 Prints the config tessera picked. Inputs are random (never zeros)."""
 import argparse
@@ -19,6 +19,7 @@ def main():
     parser.add_argument("k", type=int)
     parser.add_argument("--1d1d", dest="one_d_one_d", action="store_true", help="FP32 out, per-row B scales")
     parser.add_argument("--calls", type=int, default=3)
+    parser.add_argument("--cublas", action="store_true", help="cuBLASLt FP8 per-tensor (torch._scaled_mm) instead")
     args = parser.parse_args()
     m, n, k = args.m, args.n, args.k
     a8, sfa = per_token_cast_to_fp8(torch.randn(m, k, device="cuda", dtype=torch.bfloat16), use_ue8m0=False)
@@ -29,6 +30,12 @@ def main():
     else:
         b8, sfb = per_block_cast_to_fp8(b, use_ue8m0=False)
         d = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    if args.cublas:
+        one = torch.ones((), device="cuda", dtype=torch.float32)
+        for _ in range(args.calls):
+            torch._scaled_mm(a8, b8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+        torch.cuda.synchronize()
+        return
     print(tessera._C.fp8_gemm_config(m, n, k, int(args.one_d_one_d), torch.cuda.current_device()), flush=True)
     for _ in range(args.calls):
         if args.one_d_one_d:

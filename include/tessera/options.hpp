@@ -22,9 +22,16 @@ struct Options {
     bool check_spills = true;     // fail a compile whose kernel uses local memory
     bool print_compile = false;   // log each compile (command, time)
     bool print_configs = false;   // print the chosen config once per new shape
+    // Extra ptxas options for both compilers, space separated (e.g. "--register-usage-level=10"); part of the cache
+    // key. For tuning the code generation; the defaults are what the benchmarks measured.
+    std::string ptxas_options;
     // Tuning: force the dense FP8 GEMM config, "BMxBN[:CMxCN][:sS]" (e.g. "256x128:1x2", "64x112:s2"); empty: the
     // heuristic decides. For sweeps (bench/sweep_fp8.py); not for production use.
     std::string fp8_config;
+    // Tuning (A/B comparisons of the FP8 mainloop; -1 = the kernel's default): the turn order of two consumer
+    // warpgroups on two-wave tiles (TESSERA_FP8_MATH_ORDER=0/1), the pipelined mainloop (TESSERA_FP8_PIPELINE=0/1).
+    int fp8_math_order = -1;
+    int fp8_pipeline = -1;
     // Launch
     bool pdl = false;             // programmatic dependent launch attribute
     int num_sms = 0;              // 0: all SMs of the device

@@ -90,6 +90,8 @@ jit::KernelSpec make_fp8_gemm_spec(const heuristics::Fp8GemmConfig& c, heuristic
     if (kind != GemmKind::kDense) spec.set("kGemmKind", static_cast<int>(kind));
     if (kind == GemmKind::kKGrouped) spec.set("kNumGroups", num_groups);
     if (c.split_k > 1) spec.set("kSplitK", c.split_k);
+    if (options().fp8_math_order >= 0) spec.set("kMathOrder", options().fp8_math_order);
+    if (options().fp8_pipeline >= 0) spec.set("kPipelined", options().fp8_pipeline);
     return spec;
 }
 

@@ -89,6 +89,9 @@ Options Options::from_env() {
     o.print_configs = env_flag({"TESSERA_PRINT_CONFIGS", "DG_PRINT_CONFIGS"}, debug);
     o.pdl = env_flag({"TESSERA_PDL"}, false);
     if (const char* forced = env_first({"TESSERA_FP8_CONFIG"})) o.fp8_config = forced;
+    if (env_first({"TESSERA_FP8_MATH_ORDER"})) o.fp8_math_order = env_flag({"TESSERA_FP8_MATH_ORDER"}, true);
+    if (env_first({"TESSERA_FP8_PIPELINE"})) o.fp8_pipeline = env_flag({"TESSERA_FP8_PIPELINE"}, true);
+    if (const char* ptxas = env_first({"TESSERA_JIT_PTXAS_OPTIONS"})) o.ptxas_options = ptxas;
     return o;
 }
 

@@ -58,4 +58,9 @@ TESSERA_DEVICE void named_barrier_sync(uint32_t id, uint32_t num_threads) {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(num_threads) : "memory");
 }
 
+// wraps bar.arrive id, count: counts this warp's threads toward barrier `id` without waiting for it.
+TESSERA_DEVICE void named_barrier_arrive(uint32_t id, uint32_t num_threads) {
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(num_threads) : "memory");
+}
+
 }  // namespace tessera::ptx

@@ -94,6 +94,25 @@ template <class C>
 struct SplitKOf<C, decltype(void(C::kSplitK))> {
     static constexpr int value = C::kSplitK;
 };
+// Optional Config::kMathOrder (default 1): two consumer warpgroups of a two-wave tile take turns issuing wgmma.
+template <class C, class = void>
+struct MathOrderOf {
+    static constexpr bool value = true;
+};
+template <class C>
+struct MathOrderOf<C, decltype(void(C::kMathOrder))> {
+    static constexpr bool value = C::kMathOrder != 0;
+};
+// Optional Config::kPipelined (default 1): keep one wgmma batch in flight while the previous one is promoted, where
+// the registers allow it (see kPipelined).
+template <class C, class = void>
+struct PipelinedOf {
+    static constexpr bool value = true;
+};
+template <class C>
+struct PipelinedOf<C, decltype(void(C::kPipelined))> {
+    static constexpr bool value = C::kPipelined != 0;
+};
 template <class C, class = void>
 struct NumGroupsOf {
     static constexpr int value = 1;
@@ -151,6 +170,14 @@ struct Fp8GemmKernel {
     static constexpr int kNumNSplits = pick_num_n_splits();
     static constexpr int kWgmmaN = kNumNSplits > 0 ? kBlockN / kNumNSplits : 8;
     static constexpr int kSplitChunks = kWgmmaN / 8;  // 8-column accumulator chunks per wgmma
+    // Pipelined mainloop (one wave, one N split): two temporaries, so k-block kb+1's wgmma batch runs while kb's is
+    // promoted. Measured on the H200: with a single temporary the promotion FFMAs do not overlap the other
+    // warpgroup's wgmma (the tensor cores idle for them: 25 % of the mainloop at 256x128), whatever the issue order.
+    // Needs the main accumulator, two temporaries and (1D1D) two k-blocks of B scales in the register budget, plus
+    // room for the split-K reduction's addressing (64x136 split 8 spilled 8 bytes without it).
+    static constexpr bool kPipelined =
+        fp8_gemm_detail::PipelinedOf<Config>::value && kNumWaves == 1 && kNumNSplits == 1 &&
+        kFinalRegs + kBlockN + (kIs1D1D ? kBlockN / 2 : 0) + (kSplitK > 1 ? 16 : 0) <= kAccumBudget;
 
     // 1D2D: a tile spans one or two 128-wide B-scale blocks. kSbStep = chunks between possible block boundaries.
     static constexpr bool kUniformSb = 128 % kBlockN == 0;
@@ -169,6 +196,13 @@ struct Fp8GemmKernel {
     static constexpr uint32_t kTxBytes =
         (kBlockM + kBlockN) * kBlockK + kBlockM * 4 + (kIs1D1D ? kBlockN * 4 : 0);
     static constexpr uint32_t kEpilogueBarrierBase = 1;  // named barrier ids 1, 2; id 0 is __syncthreads
+    // Two consumer warpgroups issue their wgmma batches in strict turns (named barriers 3 and 4: "warpgroup g may
+    // issue"). Without an order both wait on the same full barrier, issue together, the tensor cores interleave the
+    // two batches, both finish together and both promote together while the tensor cores idle. In turns, one
+    // warpgroup's batch queues behind the other's, so each promotion overlaps the other warpgroup's wgmma.
+    static constexpr bool kOrderedMath =
+        kNumMathWarpgroups == 2 && kNumWaves == 2 && fp8_gemm_detail::MathOrderOf<Config>::value;
+    static constexpr uint32_t kTurnBarrierBase = 3;
 
     // ---------------------------------------------------------------------------------------------------------------
     struct BaseParams {
@@ -378,7 +412,9 @@ struct Fp8GemmKernel {
 
     // One wgmma batch (4 x k32) of wave w, split s, stage `stage`, into tmp; returns after wait_group 0.
     template <int kSplit>
-    TESSERA_DEVICE static void mma(SharedStorage& smem, uint32_t stage, uint32_t a_row, float (&tmp)[kWgmmaN / 2]) {
+    TESSERA_DEVICE static void mma(SharedStorage& smem, uint32_t stage, uint32_t a_row, uint32_t wg,
+                                   float (&tmp)[kWgmmaN / 2]) {
+        if constexpr (kOrderedMath) ptx::named_barrier_sync(kTurnBarrierBase + wg, 256);
         const uint64_t desc_a = prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.a[stage]) + a_row * kBlockK);
         const uint64_t desc_b = prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.b[stage]) + kSplit * kWgmmaN * kBlockK);
         ptx::wgmma_fence();
@@ -390,6 +426,7 @@ struct Fp8GemmKernel {
             ptx::wgmma_m64k32_e4m3(tmp, prims::advance_desc(desc_a, k * 32), prims::advance_desc(desc_b, k * 32), k);
         }
         ptx::wgmma_commit_group();
+        if constexpr (kOrderedMath) ptx::named_barrier_arrive(kTurnBarrierBase + (wg ^ 1u), 256);
         ptx::wgmma_wait_group<0>();
 #pragma unroll
         for (int i = 0; i < kWgmmaN / 2; ++i) ptx::fence_operand(tmp[i]);
@@ -412,13 +449,117 @@ struct Fp8GemmKernel {
                     sb_cols[2 * i + 1] = smem.sfb[stage][col + 1];
                 }
             }
-            mma<kSplit>(smem, stage, w * kWaveRows + wg * 64, tmp);
+            mma<kSplit>(smem, stage, w * kWaveRows + wg * 64, wg, tmp);
             if (w == kNumWaves - 1 && kSplit == kNumNSplits - 1) release(smem, stage, peer_alive, lane);
             promote<kSplit>(acc[w] + kSplit * kSplitChunks * 4, tmp, sa[w][0], sa[w][1], sb_lo, sb_hi, sb_cols,
                             former);
         }
         if constexpr (kSplit + 1 < kNumNSplits) {
             mma_and_promote<kSplit + 1>(smem, stage, wg, lane, peer_alive, former, sa, sb_lo, sb_hi, acc, tmp);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Pipelined mainloop of one tile (kPipelined, tile.loads): step kb issues kb's batch into tmp[kb % 2], then waits
+    // for kb-1's batch only (wait_group 1), releases kb-1's stage and promotes it while kb's batch runs. The last batch
+    // is drained after the loop. Scales are read when a batch is issued and kept until its promotion.
+    struct Pending {
+        uint32_t stage;
+        float sa0, sa1, sb_lo, sb_hi;
+        float sb_cols[kIs1D1D ? 2 * kSplitChunks : 1];
+    };
+
+    TESSERA_DEVICE static void issue_batch(SharedStorage& smem, uint32_t stage, uint32_t wg, float (&tmp)[kWgmmaN / 2]) {
+        const uint64_t desc_a = prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.a[stage]) + wg * 64 * kBlockK);
+        const uint64_t desc_b = prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.b[stage]));
+#pragma unroll
+        for (int i = 0; i < kWgmmaN / 2; ++i) ptx::fence_operand(tmp[i]);
+        ptx::wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < kBlockK / 32; ++k)
+            ptx::wgmma_m64k32_e4m3(tmp, prims::advance_desc(desc_a, k * 32), prims::advance_desc(desc_b, k * 32), k);
+        ptx::wgmma_commit_group();
+    }
+
+    // Waits until at most kInFlight batches are pending, then releases and promotes `done` (the older batch).
+    template <int kInFlight>
+    TESSERA_DEVICE static void retire_batch(SharedStorage& smem, const Pending& done, float (&tmp)[kWgmmaN / 2],
+                                            bool peer_alive, uint32_t lane, uint32_t former,
+                                            float (&acc)[kNumWaves][kFinalRegs]) {
+        ptx::wgmma_wait_group<kInFlight>();
+#pragma unroll
+        for (int i = 0; i < kWgmmaN / 2; ++i) ptx::fence_operand(tmp[i]);
+        release(smem, done.stage, peer_alive, lane);
+        promote<0>(acc[0], tmp, done.sa0, done.sa1, done.sb_lo, done.sb_hi, done.sb_cols, former);
+    }
+
+    // Waits for kb's stage, reads its scales and issues its batch into `tmp`; returns what its retirement needs.
+    TESSERA_DEVICE static Pending issue_step(SharedStorage& smem, Ring& ring, float (&tmp)[kWgmmaN / 2], float sb_lo,
+                                             float sb_hi, uint32_t wg, uint32_t row0, uint32_t lane) {
+        const uint32_t stage = ring.stage;
+        ptx::mbarrier_wait(ptx::smem_addr(&smem.full_barriers[stage]), ring.phase);
+        Pending next;
+        next.stage = stage;
+        next.sa0 = smem.sfa[stage][row0];
+        next.sa1 = smem.sfa[stage][row0 + 8];
+        next.sb_lo = sb_lo;
+        next.sb_hi = sb_hi;
+        if constexpr (kIs1D1D) {
+#pragma unroll
+            for (int i = 0; i < kSplitChunks; ++i) {
+                const uint32_t col = i * 8 + (lane % 4) * 2;
+                next.sb_cols[2 * i + 0] = smem.sfb[stage][col];
+                next.sb_cols[2 * i + 1] = smem.sfb[stage][col + 1];
+            }
+        }
+        issue_batch(smem, stage, wg, tmp);
+        ring.advance();
+        return next;
+    }
+
+    // The loop is written so that every wait is unconditional and the temporaries alternate in a fixed pattern
+    // (prologue issues tmp0; each iteration issues tmp1 then tmp0): ptxas must see that no accumulator of an
+    // in-flight batch is read, or it serializes every wgmma (warning C7514).
+    TESSERA_DEVICE static void mainloop_pipelined(SharedStorage& smem, Ring& ring, const prims::GemmTile& tile,
+                                                  const float* sfb_lo, const float* sfb_hi, uint32_t former,
+                                                  uint32_t wg, uint32_t row0, uint32_t lane,
+                                                  float (&acc)[kNumWaves][kFinalRegs]) {
+        float tmp0[kWgmmaN / 2], tmp1[kWgmmaN / 2];  // the two temporaries, k-blocks alternate between them
+        const uint32_t num_kb = tile.num_k_blocks;
+        const bool peer_alive = tile.coord.peer_alive;
+        // 1D2D B scales one k-block ahead, as in the serial loop.
+        float sb_lo_next = 0.f, sb_hi_next = 0.f;
+        if constexpr (!kIs1D1D) {
+            sb_lo_next = ptx::ld_global_nc_volatile(sfb_lo);
+            if constexpr (!kUniformSb) sb_hi_next = ptx::ld_global_nc_volatile(sfb_hi);
+        }
+        float lo = 0.f, hi = 0.f;
+        const auto scales = [&](uint32_t kb) {
+            lo = sb_lo_next;
+            hi = kUniformSb ? sb_lo_next : sb_hi_next;
+            if (!kIs1D1D && kb + 1 < num_kb) {
+                sb_lo_next = ptx::ld_global_nc_volatile(sfb_lo + kb + 1);
+                if constexpr (!kUniformSb) sb_hi_next = ptx::ld_global_nc_volatile(sfb_hi + kb + 1);
+            }
+        };
+        scales(0);
+        Pending older = issue_step(smem, ring, tmp0, lo, hi, wg, row0, lane);
+        uint32_t kb = 1;
+        for (; kb + 1 < num_kb; kb += 2) {
+            scales(kb);
+            Pending newer = issue_step(smem, ring, tmp1, lo, hi, wg, row0, lane);
+            retire_batch<1>(smem, older, tmp0, peer_alive, lane, former, acc);
+            scales(kb + 1);
+            older = issue_step(smem, ring, tmp0, lo, hi, wg, row0, lane);
+            retire_batch<1>(smem, newer, tmp1, peer_alive, lane, former, acc);
+        }
+        if (kb < num_kb) {
+            scales(kb);
+            Pending newer = issue_step(smem, ring, tmp1, lo, hi, wg, row0, lane);
+            retire_batch<1>(smem, older, tmp0, peer_alive, lane, former, acc);
+            retire_batch<0>(smem, newer, tmp1, peer_alive, lane, former, acc);
+        } else {
+            retire_batch<0>(smem, older, tmp0, peer_alive, lane, former, acc);
         }
     }
 
@@ -579,6 +720,8 @@ struct Fp8GemmKernel {
         float tmp[kWgmmaN / 2];  // [kWgmmaN/2] fp32 wgmma accumulator of one 128-K block
 #pragma unroll
         for (int i = 0; i < kWgmmaN / 2; ++i) tmp[i] = 0.f;
+        // Turns start with warpgroup 0: warpgroup 1 grants it the first one.
+        if (kOrderedMath && wg == 1) ptx::named_barrier_arrive(kTurnBarrierBase, 256);
         while (scheduler.next(tile)) {
             float acc[kNumWaves][kFinalRegs];  // [wave][kBlockN/2] fp32 main accumulator, wgmma fragment layout
 #pragma unroll
@@ -602,11 +745,13 @@ struct Fp8GemmKernel {
             // (volatile, so the compiler cannot sink them below it as it did with plain loads: ncu showed the FMUL
             // waiting on them each k-block), and the first ones -- an HBM miss -- overlap the first TMA.
             float sb_lo_next = 0.f, sb_hi_next = 0.f;
-            if (!kIs1D1D && tile.num_k_blocks > 0) {
+            const bool pipelined = kPipelined && tile.loads && tile.num_k_blocks > 0;
+            if (pipelined) mainloop_pipelined(smem, ring, tile, sfb_lo, sfb_hi, former, wg, row0, lane, acc);
+            if (!kIs1D1D && tile.num_k_blocks > 0 && !pipelined) {
                 sb_lo_next = ptx::ld_global_nc_volatile(sfb_lo);
                 if constexpr (!kUniformSb) sb_hi_next = ptx::ld_global_nc_volatile(sfb_hi);
             }
-            for (uint32_t kb = 0; kb < tile.num_k_blocks; ++kb) {
+            for (uint32_t kb = 0; kb < (pipelined ? 0u : tile.num_k_blocks); ++kb) {
                 const uint32_t stage = ring.stage;
                 const float sb_lo = sb_lo_next;
                 const float sb_hi = kUniformSb ? sb_lo_next : sb_hi_next;
@@ -642,6 +787,8 @@ struct Fp8GemmKernel {
                 store_rows_direct(p, acc, tile, wg, warp, lane);
             }
         }
+        // Warpgroup 1 granted one more turn than warpgroup 0 takes: take it, so no barrier is left half-arrived.
+        if (kOrderedMath && wg == 0) ptx::named_barrier_sync(kTurnBarrierBase, 256);
         if (warp == 0) ptx::bulk_wait_group<0>();  // the last stores complete before the CTA (and its smem) retires
     }
     // ---------------------------------------------------------------------------------------------------------------
