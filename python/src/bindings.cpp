@@ -69,7 +69,6 @@ struct TensorAttrs {
     nb::object stride = nb::steal(PyUnicode_InternFromString("stride"));
     nb::object data_ptr = nb::steal(PyUnicode_InternFromString("data_ptr"));
     nb::object get_device = nb::steal(PyUnicode_InternFromString("get_device"));
-    nb::object is_cuda = nb::steal(PyUnicode_InternFromString("is_cuda"));
 };
 
 nb::object call_method(nb::handle obj, const nb::object& name) {
@@ -95,13 +94,13 @@ TensorRef from_torch(const Torch& api, nb::handle obj, const char* name) {
     nb::object shape = nb::steal(PyObject_GetAttr(obj.ptr(), attrs.shape.ptr()));
     nb::object strides = call_method(obj, attrs.stride);
     nb::object data = call_method(obj, attrs.data_ptr);
-    nb::object cuda = nb::steal(PyObject_GetAttr(obj.ptr(), attrs.is_cuda.ptr()));
-    if (!shape.is_valid() || !strides.is_valid() || !data.is_valid() || !cuda.is_valid()) throw nb::python_error();
-    const bool is_cuda = cuda.ptr() == Py_True;
+    // get_device() is the CUDA ordinal, or -1 for a tensor that is not on a CUDA device (one read instead of two).
+    nb::object device = call_method(obj, attrs.get_device);
+    if (!shape.is_valid() || !strides.is_valid() || !data.is_valid() || !device.is_valid()) throw nb::python_error();
     fill_dims(ref, shape, strides, name);
     ref.data = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(data));
-    ref.device = is_cuda ? Device{DeviceKind::kCuda, nb::cast<int>(call_method(obj, attrs.get_device))}
-                         : Device{DeviceKind::kCpu, 0};
+    const int ordinal = nb::cast<int>(device);
+    ref.device = ordinal >= 0 ? Device{DeviceKind::kCuda, ordinal} : Device{DeviceKind::kCpu, 0};
     return ref;
 }
 
@@ -163,6 +162,29 @@ Stream stream_for(const TensorRef& t, std::optional<std::uintptr_t> stream) {
     if (api && t.device.kind == DeviceKind::kCuda)
         return reinterpret_cast<Stream>(nb::cast<std::uintptr_t>(api->raw_stream(t.device.index)));
     return nullptr;
+}
+
+// The recipe of a fast-path fp8_gemm_nt call (0: 1D2D, 1: 1D1D with c = d), or -1 when the Python implementation
+// must handle it.
+bool is_pair(nb::handle t) { return PyTuple_CheckExact(t.ptr()) && PyTuple_GET_SIZE(t.ptr()) == 2; }
+bool is_recipe(nb::handle r, long x, long y, long z) {
+    if (!PyTuple_CheckExact(r.ptr()) || PyTuple_GET_SIZE(r.ptr()) != 3) return false;
+    const long want[3] = {x, y, z};
+    for (int i = 0; i < 3; ++i) {
+        PyObject* v = PyTuple_GET_ITEM(r.ptr(), i);
+        if (!PyLong_CheckExact(v) || PyLong_AsLong(v) != want[i]) return false;
+    }
+    return true;
+}
+int fast_fp8_kind(nb::handle a, nb::handle b, nb::handle d, nb::handle c, nb::handle recipe, nb::handle recipe_a,
+                  nb::handle recipe_b) {
+    if (!is_pair(a) || !is_pair(b) || !recipe_a.is_none() || !recipe_b.is_none()) return -1;
+    int kind = -1;
+    if (recipe.is_none() || is_recipe(recipe, 1, 128, 128)) kind = 0;
+    else if (is_recipe(recipe, 1, 1, 128)) kind = 1;
+    if (kind == 0 && !c.is_none()) return -1;
+    if (kind == 1 && c.ptr() != d.ptr()) return -1;
+    return kind;
 }
 
 nb::tuple plan_tuple(const LayoutPlan& p) {
@@ -233,6 +255,39 @@ NB_MODULE(_C, m) {
         nb::arg("a"), nb::arg("sfa"), nb::arg("b"), nb::arg("sfb"), nb::arg("d"), nb::arg("recipe"),
         nb::arg("stream") = nb::none());
 
+    // tessera.fp8_gemm_nt itself: the common cached call (tuples of (tensor, FP32 scales), default or explicit
+    // recipe, c absent or d itself for FP32 output, scales already in the kernel's layout) launches from here with no
+    // Python frame; every other case (layout fixes, a separate c, K = 0, other recipes, errors) goes to the Python
+    // implementation tessera.fp8_gemm._fp8_gemm_nt_py, which gives the same results and messages.
+    m.def(
+        "fp8_gemm_nt_entry",
+        [](nb::handle a, nb::handle b, nb::handle d, nb::handle c, nb::handle recipe, nb::handle recipe_a,
+           nb::handle recipe_b, nb::handle compiled_dims, nb::handle disable_ue8m0_cast) -> nb::object {
+            const int kind = fast_fp8_kind(a, b, d, c, recipe, recipe_a, recipe_b);
+            if (kind >= 0) {
+                const TensorRef ra = to_ref(PyTuple_GET_ITEM(a.ptr(), 0), "a"),
+                                rsa = to_ref(PyTuple_GET_ITEM(a.ptr(), 1), "sfa"),
+                                rb = to_ref(PyTuple_GET_ITEM(b.ptr(), 0), "b"),
+                                rsb = to_ref(PyTuple_GET_ITEM(b.ptr(), 1), "sfb"), rd = to_ref(d, "d");
+                if (rsa.dtype == DType::kFloat32 && rsb.dtype == DType::kFloat32 && ra.ndim == 2 && ra.shape[1] > 0) {
+                    const Stream st = stream_for(ra, std::nullopt);
+                    Fp8GemmStatus status;
+                    {
+                        nb::gil_scoped_release release;
+                        status = fp8_gemm_nt(ra, rsa, rb, rsb, rd, kind ? Fp8Recipe::k1D1D : Fp8Recipe::k1D2D, st);
+                    }
+                    if (status == Fp8GemmStatus::kLaunched) return nb::none();
+                }
+            }
+            static nb::object& slow =
+                *new nb::object(nb::module_::import_("tessera.fp8_gemm").attr("_fp8_gemm_nt_py"));
+            return slow(a, b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast);
+        },
+        nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("c") = nb::none(), nb::arg("recipe") = nb::none(),
+        nb::arg("recipe_a") = nb::none(), nb::arg("recipe_b") = nb::none(), nb::arg("compiled_dims") = "nk",
+        nb::arg("disable_ue8m0_cast") = false,
+        "D = C + A @ B^T with a = (A [M, K] e4m3, SFA), b = (B [N, K] e4m3, SFB); writes d in place (DeepGEMM's "
+        "fp8_gemm_nt).");
     m.def(
         "fp8_gemm_config",
         [](std::int64_t m_, std::int64_t n, std::int64_t k, int recipe, int device) {

@@ -46,9 +46,12 @@ def _fix_layout(status, a, sfa, b, sfb, kind):
     return sfa, sfb
 
 
-def fp8_gemm_nt(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, compiled_dims="nk",
-                disable_ue8m0_cast=False):
-    """D = C + A @ Bᵀ with a = (A [M, K] e4m3, SFA), b = (B [N, K] e4m3, SFB). Writes d in place."""
+def _fp8_gemm_nt_py(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, compiled_dims="nk",
+                    disable_ue8m0_cast=False):
+    """D = C + A @ Bᵀ with a = (A [M, K] e4m3, SFA), b = (B [N, K] e4m3, SFB). Writes d in place.
+
+    The general path; tessera.fp8_gemm_nt is _C.fp8_gemm_nt_entry, which launches the common cached call itself and
+    hands everything else to this function."""
     (a, sfa), (b, sfb) = a, b
     kind = _recipe_kind(recipe, recipe_a, recipe_b, sfa, sfb)
     if kind == 1:
@@ -74,6 +77,9 @@ def fp8_gemm_nt(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, comp
             return
         sfa, sfb = _fix_layout(status, a, sfa, b, sfb, kind)
     raise RuntimeError("fp8_gemm_nt: scale factors could not be brought into the kernel's layout")
+
+
+fp8_gemm_nt = _C.fp8_gemm_nt_entry
 
 
 def _t(pair):

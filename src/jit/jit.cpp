@@ -11,8 +11,13 @@
 namespace tessera::jit {
 
 Kernel::Kernel(std::string cubin, std::string_view entry, std::string description)
-    : description_(std::move(description)), smem_allowed_(new std::atomic<unsigned>[64]) {
-    for (int i = 0; i < 64; ++i) smem_allowed_[i] = 0;
+    : description_(std::move(description)),
+      smem_allowed_(new std::atomic<unsigned>[64]),
+      functions_(new std::atomic<CUfunction>[64]) {
+    for (int i = 0; i < 64; ++i) {
+        smem_allowed_[i] = 0;
+        functions_[i] = nullptr;
+    }
     const runtime::Driver& d = runtime::driver();
     TESSERA_CU_CHECK(d.cuLibraryLoadData(&library_, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
     const std::string name(entry);
@@ -65,13 +70,25 @@ int Kernel::max_active_clusters(const LaunchConfig& c) const {
     return clusters;
 }
 
+// The device's CUfunction, resolved once: launching through the context-independent CUkernel handle makes the
+// driver resolve it on every launch.
+CUfunction Kernel::function_for(int device) const {
+    std::atomic<CUfunction>& slot = functions_[device];
+    CUfunction function = slot.load(std::memory_order_acquire);
+    if (function == nullptr) [[unlikely]] {
+        TESSERA_CU_CHECK(runtime::driver().cuKernelGetFunction(&function, kernel_));
+        slot.store(function, std::memory_order_release);
+    }
+    return function;
+}
+
 void Kernel::launch_raw(const LaunchConfig& c, void* params) const {
     runtime::make_current(c.device);
     allow_smem(c);
     CUlaunchAttribute attrs[2];
     const CUlaunchConfig config = driver_config(c, attrs);
     void* args[] = {params};
-    TESSERA_CU_CHECK(runtime::driver().cuLaunchKernelEx(&config, reinterpret_cast<CUfunction>(kernel_), args, nullptr));
+    TESSERA_CU_CHECK(runtime::driver().cuLaunchKernelEx(&config, function_for(c.device), args, nullptr));
 }
 
 CUlaunchConfig Kernel::driver_config(const LaunchConfig& c, CUlaunchAttribute* attrs) const {

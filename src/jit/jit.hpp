@@ -57,6 +57,7 @@ private:
     CUlaunchConfig driver_config(const LaunchConfig& config, CUlaunchAttribute* attrs) const;
     void check_param_bytes(std::size_t host_bytes) const;
     void launch_raw(const LaunchConfig& config, void* params) const;
+    CUfunction function_for(int device) const;  // the current context must be the device's
 
     CUlibrary library_ = nullptr;
     std::size_t param_bytes_ = 0;
@@ -64,6 +65,7 @@ private:
     std::string description_;
     // Highest dynamic smem already allowed, per device, so the attribute is set once rather than per launch.
     mutable std::unique_ptr<std::atomic<unsigned>[]> smem_allowed_;
+    mutable std::unique_ptr<std::atomic<CUfunction>[]> functions_;  // per device, resolved at first launch
 };
 
 struct BuildResult {

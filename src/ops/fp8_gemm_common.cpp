@@ -154,11 +154,20 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
 }
 
 const Fp8Plan& fp8_plan(const Fp8PlanKey& key, const char* op) {
+    // A thread's last plan first: repeated calls of one shape skip the lock. Plans are never erased and map nodes do
+    // not move, so the pointer stays valid.
+    thread_local Fp8PlanKey last_key{};
+    thread_local const Fp8Plan* last_plan = nullptr;
+    if (last_plan != nullptr && key == last_key) [[likely]] return *last_plan;
     static std::mutex mutex;
     static std::unordered_map<Fp8PlanKey, Fp8Plan, Fp8PlanKeyHash> plans;
     {
         std::lock_guard lock(mutex);
-        if (auto it = plans.find(key); it != plans.end()) [[likely]] return it->second;
+        if (auto it = plans.find(key); it != plans.end()) [[likely]] {
+            last_key = key;
+            last_plan = &it->second;
+            return it->second;
+        }
     }
     heuristics::Fp8GemmProblem problem = fp8_problem(key, runtime::device_info(key.device).max_smem_per_block);
     Fp8Plan plan;
@@ -181,7 +190,10 @@ const Fp8Plan& fp8_plan(const Fp8PlanKey& key, const char* op) {
                      key.num_groups, key.mode == heuristics::Fp8GemmMode::k1D2D ? "1D2D" : "1D1D",
                      plan.config.describe().c_str());
     std::lock_guard lock(mutex);
-    return plans.emplace(key, plan).first->second;
+    const Fp8Plan& stored = plans.emplace(key, plan).first->second;
+    last_key = key;
+    last_plan = &stored;
+    return stored;
 }
 
 jit::LaunchConfig fp8_launch_config(const heuristics::Fp8GemmConfig& c, Stream stream, int device) {

@@ -33,6 +33,9 @@
 //   Producer per k-block: wait empty[s] (parity phase^1; a fresh barrier passes), issue TMA, arrive.expect_tx(full[s]).
 //   Consumer per k-block: wait full[s] (parity phase), read the stage's scales, wgmma into a temporary accumulator,
 //   wait_group 0, release empty[s] (before the promotion FFMAs so the next TMA overlaps them), promote.
+//   Pipelined (kPipelined, one-wave tiles): kb's batch goes into the other temporary before kb-1's is retired with
+//   wait_group 1; empty[s] of kb-1 is released at its retirement. Two-wave tiles with two warpgroups issue their
+//   batches in turns (kOrderedMath, named barriers 3 and 4).
 //   Cluster of 2: lane i of each consumer warp arrives on CTA i's empty[s] whenever the peer has a tile, even for
 //   tiles that do not multicast; this keeps the two rings in lock step, so a multicast into the peer never lands in
 //   a stage the peer still reads. Without a peer tile both lanes arrive locally. Only rank 0 issues a multicast
