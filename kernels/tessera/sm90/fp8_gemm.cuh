@@ -69,61 +69,38 @@ namespace tessera::sm90 {
 
 namespace fp8_gemm_detail {
 
-// Optional Config::kRasterAlongM (default: along M unless A is multicast, which needs pairs along N).
-template <class C, class = void>
-struct RasterAlongM {
-    static constexpr bool value = C::kClusterN == 1;
-};
+// Optional Config members, each with its default when the generated Config leaves it out (dense specs keep their
+// original text, and so their cache keys).
 template <class C>
-struct RasterAlongM<C, decltype(void(C::kRasterAlongM))> {
-    static constexpr bool value = C::kRasterAlongM != 0;
-};
-
-// Optional Config::kGemmKind (default dense) and Config::kNumGroups (k-grouped: number of per-group tensor maps).
-template <class C, class = void>
-struct GemmKindOf {
-    static constexpr prims::GemmKind value = prims::kDense;
-};
+constexpr bool raster_along_m() {  // default: along M unless A is multicast, which needs pairs along N
+    if constexpr (requires { C::kRasterAlongM; }) return C::kRasterAlongM != 0;
+    else return C::kClusterN == 1;
+}
 template <class C>
-struct GemmKindOf<C, decltype(void(C::kGemmKind))> {
-    static constexpr prims::GemmKind value = static_cast<prims::GemmKind>(C::kGemmKind);
-};
-// Optional Config::kSplitK (default 1): CTAs per cluster that share one tile along K (dense 1D2D only).
-template <class C, class = void>
-struct SplitKOf {
-    static constexpr int value = 1;
-};
+constexpr prims::GemmKind gemm_kind() {  // default dense
+    if constexpr (requires { C::kGemmKind; }) return static_cast<prims::GemmKind>(C::kGemmKind);
+    else return prims::kDense;
+}
 template <class C>
-struct SplitKOf<C, decltype(void(C::kSplitK))> {
-    static constexpr int value = C::kSplitK;
-};
-// Optional Config::kMathOrder (default 1): two consumer warpgroups of a two-wave tile take turns issuing wgmma.
-template <class C, class = void>
-struct MathOrderOf {
-    static constexpr bool value = true;
-};
+constexpr int num_groups() {  // k-grouped: number of per-group tensor maps
+    if constexpr (requires { C::kNumGroups; }) return C::kNumGroups;
+    else return 1;
+}
 template <class C>
-struct MathOrderOf<C, decltype(void(C::kMathOrder))> {
-    static constexpr bool value = C::kMathOrder != 0;
-};
-// Optional Config::kPipelined (default 1): keep one wgmma batch in flight while the previous one is promoted, where
-// the registers allow it (see kPipelined).
-template <class C, class = void>
-struct PipelinedOf {
-    static constexpr bool value = true;
-};
+constexpr int split_k() {  // CTAs per cluster that share one tile along K (dense 1D2D only)
+    if constexpr (requires { C::kSplitK; }) return C::kSplitK;
+    else return 1;
+}
 template <class C>
-struct PipelinedOf<C, decltype(void(C::kPipelined))> {
-    static constexpr bool value = C::kPipelined != 0;
-};
-template <class C, class = void>
-struct NumGroupsOf {
-    static constexpr int value = 1;
-};
+constexpr bool math_order() {  // two consumer warpgroups of a two-wave tile take turns issuing wgmma
+    if constexpr (requires { C::kMathOrder; }) return C::kMathOrder != 0;
+    else return true;
+}
 template <class C>
-struct NumGroupsOf<C, decltype(void(C::kNumGroups))> {
-    static constexpr int value = C::kNumGroups;
-};
+constexpr bool pipelined() {  // one wgmma batch in flight while the previous one is promoted, where registers allow
+    if constexpr (requires { C::kPipelined; }) return C::kPipelined != 0;
+    else return true;
+}
 
 constexpr int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
 
@@ -140,13 +117,13 @@ struct Fp8GemmKernel {
     static constexpr int kClusterM = Config::kClusterM;  // 2: the pair shares B (same n, adjacent m)
     static constexpr int kClusterN = Config::kClusterN;  // 2: the pair shares A (same m, adjacent n)
     static constexpr int kClusterSize = kClusterM * kClusterN;  // multicast pair
-    static constexpr int kSplitK = fp8_gemm_detail::SplitKOf<Config>::value;
+    static constexpr int kSplitK = fp8_gemm_detail::split_k<Config>();
     static constexpr bool kSplit = kSplitK > 1;
     static constexpr int kClusterCtas = kClusterSize * kSplitK;  // the launch's cluster size
-    static constexpr bool kRasterAlongM = fp8_gemm_detail::RasterAlongM<Config>::value;
-    static constexpr prims::GemmKind kKind = fp8_gemm_detail::GemmKindOf<Config>::value;
+    static constexpr bool kRasterAlongM = fp8_gemm_detail::raster_along_m<Config>();
+    static constexpr prims::GemmKind kKind = fp8_gemm_detail::gemm_kind<Config>();
     static constexpr bool kMGrouped = kKind == prims::kContiguous || kKind == prims::kPsum || kKind == prims::kMasked;
-    static constexpr int kNumKGroups = kKind == prims::kKGrouped ? fp8_gemm_detail::NumGroupsOf<Config>::value : 0;
+    static constexpr int kNumKGroups = kKind == prims::kKGrouped ? fp8_gemm_detail::num_groups<Config>() : 0;
 
     static constexpr int kWaveRows = 64 * kNumMathWarpgroups;  // rows covered by one wgmma per consumer warpgroup
     static constexpr int kNumWaves = kBlockM / kWaveRows;
@@ -179,7 +156,7 @@ struct Fp8GemmKernel {
     // Needs the main accumulator, two temporaries and (1D1D) two k-blocks of B scales in the register budget, plus
     // room for the split-K reduction's addressing (64x136 split 8 spilled 8 bytes without it).
     static constexpr bool kPipelined =
-        fp8_gemm_detail::PipelinedOf<Config>::value && kNumWaves == 1 && kNumNSplits == 1 &&
+        fp8_gemm_detail::pipelined<Config>() && kNumWaves == 1 && kNumNSplits == 1 &&
         kFinalRegs + kBlockN + (kIs1D1D ? kBlockN / 2 : 0) + (kSplitK > 1 ? 16 : 0) <= kAccumBudget;
 
     // 1D2D: a tile spans one or two 128-wide B-scale blocks. kSbStep = chunks between possible block boundaries.
@@ -204,7 +181,7 @@ struct Fp8GemmKernel {
     // two batches, both finish together and both promote together while the tensor cores idle. In turns, one
     // warpgroup's batch queues behind the other's, so each promotion overlaps the other warpgroup's wgmma.
     static constexpr bool kOrderedMath =
-        kNumMathWarpgroups == 2 && kNumWaves == 2 && fp8_gemm_detail::MathOrderOf<Config>::value;
+        kNumMathWarpgroups == 2 && kNumWaves == 2 && fp8_gemm_detail::math_order<Config>();
     static constexpr uint32_t kTurnBarrierBase = 3;
 
     // ---------------------------------------------------------------------------------------------------------------
