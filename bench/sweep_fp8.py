@@ -2,6 +2,10 @@
 subprocess each, since plans are memoized per process) next to the heuristic's own pick and cuBLASLt per-tensor.
 
     python bench/sweep_fp8.py 4096 7168 16384 256x128:1x2 256x128:2x1 128x160:2x1 [--reps 30] [--1d1d]
+    python bench/sweep_fp8.py 4096 7168 16384 --variant TESSERA_FP8_PIPELINE=0 --variant TESSERA_FP8_MATH_ORDER=0
+
+--variant runs every config again under extra environment settings (comma-separated NAME=VALUE pairs), for A/B
+comparisons of the kernel's tuning knobs in one call.
 
 Timing is bench/run.py's (kineto, L2 flushed by a 256 MiB memset, median). Prints one line per config, fastest
 first; a config the kernel cannot take is reported, not fatal."""
@@ -46,16 +50,20 @@ def main():
     parser.add_argument("configs", nargs="*", help="BMxBN[:CMxCN][:sS]; the heuristic's pick is always included")
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--1d1d", dest="fp32_out", action="store_true")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME=VALUE[,NAME=VALUE]",
+                        help="also time every config with these environment settings (repeatable)")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         return time_one(args.m, args.n, args.k, args.fp32_out, args.reps)
     results = []
-    for forced in ["heuristic"] + args.configs:
-        env = dict(os.environ)
+    variants = [("", {})] + [(v, dict(kv.split("=", 1) for kv in v.split(","))) for v in args.variant]
+    for (label, extra), forced in [(v, f) for v in variants for f in ["heuristic"] + args.configs]:
+        env = dict(os.environ, **extra)
         env.pop("TESSERA_FP8_CONFIG", None)
         if forced != "heuristic":
             env["TESSERA_FP8_CONFIG"] = forced
+        name = f"{forced} {label}".strip()
         cmd = [sys.executable, __file__, str(args.m), str(args.n), str(args.k), "--one", "--reps", str(args.reps)]
         if args.fp32_out:
             cmd.append("--1d1d")
@@ -63,11 +71,11 @@ def main():
         line = next((s for s in out.stdout.splitlines() if s.startswith("RESULT ")), None)
         if line is None:
             err = (out.stderr.strip().splitlines() or ["no output"])[-1]
-            print(f"  {forced:>16}: failed: {err[:160]}", flush=True)
+            print(f"  {name:>16}: failed: {err[:160]}", flush=True)
             continue
         us, base, config = line.split(" ", 3)[1:]
-        results.append((float(us), float(base), forced, config))
-        print(f"  {forced:>16}: {float(us):8.1f} us  (cuBLASLt pt {float(base):.1f}, ratio {float(us) / float(base):.3f})"
+        results.append((float(us), float(base), name, config))
+        print(f"  {name:>16}: {float(us):8.1f} us  (cuBLASLt pt {float(base):.1f}, ratio {float(us) / float(base):.3f})"
               f"  {config}", flush=True)
     print(f"== {args.m}x{args.n}x{args.k} fastest first")
     for us, base, forced, config in sorted(results):
