@@ -40,6 +40,7 @@ def measure():
     rows = {
         "tessera.fp8_gemm_nt 128x2112x7168 (cached)": lambda: tessera.fp8_gemm_nt((a8, sfa), (b8, sfb), d),
         "_C.fp8_gemm_nt (binding + launch)": lambda: _C.fp8_gemm_nt(a8, sfa, b8, sfb, d, 0),
+        "_C._probe_tensor_refs (5 tensor reads + stream, no launch)": lambda: _C._probe_tensor_refs(a8, sfa, b8, sfb, d),
         "_C.transpose_sf_to_mn_major (binding + launch)": lambda: _C.transpose_sf_to_mn_major(sf, out),
         "tessera.get_mn_major_tma_aligned_tensor (pass-through)": lambda: tessera.get_mn_major_tma_aligned_tensor(out),
         "torch.empty_strided (reference point)": lambda: torch.empty_strided(sf.shape, (1, 4096), device="cuda"),

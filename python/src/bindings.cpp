@@ -288,6 +288,13 @@ NB_MODULE(_C, m) {
         nb::arg("disable_ue8m0_cast") = false,
         "D = C + A @ B^T with a = (A [M, K] e4m3, SFA), b = (B [N, K] e4m3, SFB); writes d in place (DeepGEMM's "
         "fp8_gemm_nt).");
+    // For bench/python_overhead.py only: the binding's share of a cached fp8_gemm_nt call (five tensor conversions
+    // and the stream query), without validation or launch.
+    m.def("_probe_tensor_refs", [](nb::handle a, nb::handle sfa, nb::handle b, nb::handle sfb, nb::handle d) {
+        const TensorRef ra = to_ref(a, "a");
+        (void)to_ref(sfa, "sfa"), (void)to_ref(b, "b"), (void)to_ref(sfb, "sfb"), (void)to_ref(d, "d");
+        return reinterpret_cast<std::uintptr_t>(stream_for(ra, std::nullopt));
+    });
     m.def(
         "fp8_gemm_config",
         [](std::int64_t m_, std::int64_t n, std::int64_t k, int recipe, int device) {
