@@ -4,6 +4,7 @@
 
 #include <functional>
 
+#include "jit/compiler.hpp"
 #include "ops/validate.hpp"
 #include "runtime/driver.hpp"
 #include "tessera/error.hpp"
@@ -78,6 +79,30 @@ TEST(Options, BadValuesNameTheVariable) {
     EXPECT_NE(msg.find("gcc"), std::string::npos) << msg;
     EnvScope flag{{"TESSERA_JIT_COMPILER", "nvrtc"}, {"DG_PRINT_CONFIGS", "maybe"}};
     EXPECT_THROW(Options::from_env(), InvalidArgument);
+}
+
+TEST(Options, KernelTuningKnobs) {
+    {
+        const Options o = Options::from_env();
+        EXPECT_EQ(o.fp8_math_order, -1);  // unset: the kernel's default, no spec field
+        EXPECT_EQ(o.fp8_pipeline, -1);
+        EXPECT_TRUE(jit::extra_ptxas_flags(o).empty());
+    }
+    {
+        EnvScope env{{"TESSERA_FP8_MATH_ORDER", "0"}, {"TESSERA_FP8_PIPELINE", "1"},
+                     {"TESSERA_JIT_PTXAS_OPTIONS", " --register-usage-level=10  -O3 "}};
+        const Options o = Options::from_env();
+        EXPECT_EQ(o.fp8_math_order, 0);
+        EXPECT_EQ(o.fp8_pipeline, 1);
+        EXPECT_EQ(jit::extra_ptxas_flags(o),
+                  (std::vector<std::string>{"-Xptxas=--register-usage-level=10", "-Xptxas=-O3"}));
+    }
+    {
+        EnvScope env{{"TESSERA_FP8_PIPELINE", "sometimes"}};
+        const std::string msg = message_of([] { Options::from_env(); });
+        EXPECT_NE(msg.find("TESSERA_FP8_PIPELINE"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("sometimes"), std::string::npos) << msg;
+    }
 }
 
 TEST(Validation, MessagesNameArgumentExpectationAndValue) {
