@@ -2,7 +2,9 @@
 # One call on the GPU machine: build, GPU tests (C++ and Python), compute-sanitizer on the GPU test binary, cold
 # compile times with both compilers, and a short benchmark. Full logs go to $OUT (or ./gpu-out); a compact summary
 # is printed last. Needs no network. STEPS=tests or STEPS=bench runs half (each fits one 10-minute device call);
-# BENCH_ARGS overrides the benchmark suites; SANITIZER=light skips the slow grouped racecheck (about 4 minutes).
+# STEPS=quick (about 3 minutes) runs the Python GPU tests, memcheck + racecheck on one FP8 kernel, the host-time rows
+# and the dense suite; BENCH_ARGS overrides the benchmark suites; SANITIZER=light skips the slow grouped racecheck
+# (about 4 minutes).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -21,7 +23,18 @@ step() {  # step NAME LOGFILE COMMAND...: runs, records pass/fail
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$OUT/gpu.txt" 2>&1
 step configure build.log cmake -S . -B $BUILD -G Ninja -DTESSERA_WERROR=ON -DPython_EXECUTABLE="$PY" &&
 step build build.log ninja -C $BUILD
-if [ -x $BUILD/tessera ]; then
+if [ -x $BUILD/tessera ] && [ "${STEPS:-all}" = quick ]; then
+    export PYTHONPATH=$BUILD/python
+    step python-gpu pytest_gpu.log $PY -m pytest -q -p no:cacheprovider tests/python/test_fp8_gemm_gpu.py \
+        tests/python/test_fp8_grouped_gpu.py tests/python/test_layout_gpu.py
+    cp "$OUT/pytest_gpu.log" "$OUT/ctest_gpu.log"  # the summary reads the test counts from there
+    step sanitizer-fp8 sanitizer_fp8.log bash -c "compute-sanitizer --tool memcheck --error-exitcode 1 $PY -m pytest -q \
+        -p no:cacheprovider tests/python/test_fp8_gemm_gpu.py -k 'test_odd_shapes and (33-136 or 129-4096)' && \
+        compute-sanitizer --tool racecheck --error-exitcode 1 $PY -m pytest -q -p no:cacheprovider \
+        tests/python/test_fp8_gemm_gpu.py -k 'test_odd_shapes and 33-136'"
+    step bench bench.log bash -c "$BUILD/tessera bench && $PY bench/python_overhead.py && \
+        $PY bench/run.py ${BENCH_ARGS:---suite deepgemm-dense} --json $OUT/bench.jsonl"
+elif [ -x $BUILD/tessera ]; then
     step info info.log $BUILD/tessera info
   if [ "${STEPS:-all}" != bench ]; then
     step ctest-cpu ctest_cpu.log ctest --test-dir $BUILD -L cpu -j8 --output-on-failure
