@@ -279,9 +279,14 @@ NB_MODULE(_C, m) {
                     if (status == Fp8GemmStatus::kLaunched) return nb::none();
                 }
             }
-            static nb::object& slow =
-                *new nb::object(nb::module_::import_("tessera.fp8_gemm").attr("_fp8_gemm_nt_py"));
-            return slow(a, b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast);
+            // Looked up under the GIL without a function-local static: a static's init guard held across the import
+            // (which can release the GIL) could deadlock against a second thread waiting on the guard with the GIL.
+            static PyObject* slow = nullptr;
+            if (slow == nullptr) {
+                nb::object fn = nb::module_::import_("tessera.fp8_gemm").attr("_fp8_gemm_nt_py");
+                slow = fn.release().ptr();
+            }
+            return nb::handle(slow)(a, b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast);
         },
         nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("c") = nb::none(), nb::arg("recipe") = nb::none(),
         nb::arg("recipe_a") = nb::none(), nb::arg("recipe_b") = nb::none(), nb::arg("compiled_dims") = "nk",
