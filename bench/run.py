@@ -6,7 +6,9 @@ Suites: deepgemm-dense, deepgemm-grouped-contiguous, deepgemm-masked, deepgemm-k
 Shapes and DeepGEMM's times come from shared/reference/h200-baselines.md (DeepGEMM v2.6.1 on the same H200 model).
 
 Kernel time (--timer kineto, the default, as DeepGEMM measures): the profiler's GPU durations of every kernel, memset
-and copy one call issues, summed per call; L2 flushed before every timed call by a memset of 256 MiB; median of --reps
+and copy one call issues, summed per call; L2 flushed before every timed call by a memset of --flush-mib (default
+2048 MiB, the baseline file's protocol: besides emptying L2, the flush's length sets how much the card cools between
+calls, which moves the clock of compute-bound kernels); median of --reps
 calls after 3 warm-up calls. --timer events: CUDA events around each call instead, which also counts the launch gap
 (about 2-4 us, so small kernels read slower). DeepGEMM's numbers were taken on another day (kineto, 2 GB flush, mean
 of 20), so the fair comparison is relative to the same-run cuBLASLt anchor: 'vs_dg' = (ours / cuBLASLt per-tensor,
@@ -40,7 +42,7 @@ tessera = None  # imported by main(), after argument parsing
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEAK_TFLOPS = 1512.0  # measured FP8 dense peak on the H200 (cuBLASLt, 8192^3)
 PEAK_TBPS = 4.26      # measured device copy bandwidth, TB/s (bytes read + written)
-FLUSH_BYTES = 256 << 20
+FLUSH_BYTES = 2048 << 20  # --flush-mib
 DENSE_M = (1, 128, 4096)
 WGRAD_N = 4096  # the 1D1D weight-gradient shapes: M = N of a pair, N = 4096, K = K of the pair
 NK = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
@@ -324,7 +326,7 @@ def flush_buffer():
 
 
 def time_us(fn, reps, warmup=3):
-    """Median µs per call of `fn`, each call preceded by a memset of 256 MiB (larger than L2)."""
+    """Median µs per call of `fn`, each call preceded by a memset of FLUSH_BYTES (larger than L2)."""
     for _ in range(warmup):
         fn()
     return time_us_kineto(fn, reps) if TIMER == "kineto" else time_us_events(fn, reps)
@@ -557,7 +559,13 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="a subset of each suite's shapes")
     parser.add_argument("--timer", choices=["kineto", "events"], default="kineto",
                         help="kernel durations from the profiler (default) or CUDA events around each call")
+    parser.add_argument("--flush-mib", type=int, default=2048,
+                        help="L2 flush memset before every timed call, MiB (default 2048, as the baselines; >= 64)")
     args = parser.parse_args(argv)
+    if args.flush_mib < 64:
+        parser.error("--flush-mib must be at least 64 (larger than L2)")
+    global FLUSH_BYTES
+    FLUSH_BYTES = args.flush_mib << 20
     if args.reps < 20:
         parser.error("--reps must be at least 20")
     global TIMER
@@ -569,9 +577,9 @@ def main(argv=None):
         sys.exit("bench/run.py: needs PyTorch with a CUDA GPU")
     import_tessera()
     meta = dict(card=torch.cuda.get_device_name(), torch=torch.__version__, cuda=torch.version.cuda,
-                commit=git_commit(), reps=args.reps, timer=args.timer)
+                commit=git_commit(), reps=args.reps, timer=args.timer, flush_mib=args.flush_mib)
     print(f"{meta['card']}, torch {meta['torch']} (CUDA {meta['cuda']}), tessera {tessera.__version__}, "
-          f"commit {meta['commit']}, median of {args.reps}, timer {args.timer}")
+          f"commit {meta['commit']}, median of {args.reps}, timer {args.timer}, flush {args.flush_mib} MiB")
 
     by_suite = {}
     for suite in suites:
