@@ -2,7 +2,8 @@
 
     python bench/run.py --suite deepgemm-dense [--suite ...] [--json out.jsonl] [--plot out.png] [--reps 30] [--quick]
 
-Suites: deepgemm-dense, deepgemm-grouped-contiguous, deepgemm-masked, deepgemm-kgrouped, host-overhead, or all.
+Suites: deepgemm-dense, deepgemm-grouped-contiguous, deepgemm-masked, deepgemm-kgrouped, host-overhead, cold-compile
+(every dense benchmark kernel compiled cold with NVRTC and NVCC through `tessera compile`; needs no GPU), or all.
 Shapes and DeepGEMM's times come from shared/reference/h200-baselines.md (DeepGEMM v2.6.1 on the same H200 model).
 
 Kernel time (--timer kineto, the default, as DeepGEMM measures): the profiler's GPU durations of every kernel, memset
@@ -27,9 +28,12 @@ import json
 import math
 import os
 import random
+import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -302,13 +306,52 @@ def suite_host_overhead(quick):
         yield Row("host-overhead", name, {}, ref=ref, result=res)
 
 
+DG_COLD_COMPILE_S = {"nvrtc": 2.2, "nvcc": 4.0}  # DeepGEMM's first call with an empty cache (baselines file)
+
+
+def tessera_command():
+    """The `tessera` command: $TESSERA_BIN, else the build tree's, else the one on PATH."""
+    for path in (os.environ.get("TESSERA_BIN"), os.path.join(os.path.dirname(HERE), "build-gpu", "tessera"),
+                 os.path.join(os.path.dirname(HERE), "build", "tessera"), shutil.which("tessera")):
+        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def suite_cold_compile(quick):
+    """Cold compile time of every dense FP8 GEMM kernel the benchmark shapes use, with each compiler, into an empty
+    cache (`tessera compile`: the compile alone, no GPU needed)."""
+    command = tessera_command()
+    if command is None:
+        raise RuntimeError("no `tessera` command found (set TESSERA_BIN)")
+    pattern = re.compile(r"^(nvrtc|nvcc)-\S+ compiled\s+([0-9.]+) s\s+regs (\d+)\s+spills (\d+)/(\d+)\s+(\S+)")
+    for compiler in ("nvrtc", "nvcc"):
+        with tempfile.TemporaryDirectory(prefix="tessera-cold-") as cache:
+            out = subprocess.run([command, "compile", "--compiler", compiler, "--suite", "fp8_gemm"],
+                                 env=dict(os.environ, TESSERA_CACHE_DIR=cache), capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(f"tessera compile --compiler {compiler} failed: {out.stderr.strip()[-300:]}")
+        lines = [m for m in map(pattern.match, out.stdout.splitlines()) if m]
+        for m in lines[:4] if quick else lines:
+            spec = m.group(6)
+            f = dict(kv.split("=") for kv in spec[spec.index("{") + 1:-1].split(","))
+            label = (f"{compiler} {'1d1d' if f['kMode'] == '1' else '1d2d'} {f['kBlockM']}x{f['kBlockN']} "
+                     f"{f['kClusterM']}x{f['kClusterN']} s{f.get('kSplitK', '1')} N{f['kShapeN']} K{f['kShapeK']}")
+            yield Row("cold-compile", label, {"compiler": compiler, "spec": spec},
+                      ref=dict(dg_compile_s=DG_COLD_COMPILE_S[compiler]),
+                      result=dict(compile_s=float(m.group(2)), regs=int(m.group(3)),
+                                  spill_bytes=int(m.group(4)) + int(m.group(5))))
+
+
 SUITES = {
     "deepgemm-dense": suite_dense,
     "deepgemm-grouped-contiguous": suite_contiguous,
     "deepgemm-masked": suite_masked,
     "deepgemm-kgrouped": suite_kgrouped,
     "host-overhead": suite_host_overhead,
+    "cold-compile": suite_cold_compile,
 }
+NO_GPU_SUITES = {"cold-compile"}
 
 
 # ---- timing ----------------------------------------------------------------------------------------------------------
@@ -443,6 +486,9 @@ def print_table(suite, rows):
     if suite == "host-overhead":
         cols += [("host_us", "host_us", ".2f"), ("dg_host_us", "dg_host_us", ".1f"),
                  ("ours/dg_abs", "ours_over_dg_abs", ".2f")]
+    elif suite == "cold-compile":
+        cols += [("compile_s", "compile_s", ".3f"), ("regs", "regs", "d"), ("spill_B", "spill_bytes", "d"),
+                 ("dg_compile_s", "dg_compile_s", ".1f")]
     else:
         names = list(rows[0].baselines)
         cols += [("ours_us", "ours_us", ".1f"), ("TFLOPS", "tflops", ".0f"), ("GB/s", "gbps", ".0f")]
@@ -466,6 +512,13 @@ def print_table(suite, rows):
 
 
 def geomeans(rows):
+    if rows and rows[0].suite == "cold-compile":
+        for compiler in ("nvrtc", "nvcc"):
+            times = sorted(r.result["compile_s"] for r in rows if r.shape["compiler"] == compiler)
+            if times:
+                print(f"  {compiler}: median {times[len(times) // 2]:.3f} s, max {times[-1]:.3f} s over {len(times)} "
+                      f"kernels (target <= 1 s; DeepGEMM {DG_COLD_COMPILE_S[compiler]} s)")
+        return
     buckets = {}
     for row in rows:
         buckets.setdefault(row.bucket, []).append(row)
@@ -573,13 +626,18 @@ def main(argv=None):
     suites = args.suite or ["deepgemm-dense"]
     suites = list(SUITES) if "all" in suites else list(dict.fromkeys(suites))
 
-    if torch is None or not torch.cuda.is_available():
-        sys.exit("bench/run.py: needs PyTorch with a CUDA GPU")
-    import_tessera()
-    meta = dict(card=torch.cuda.get_device_name(), torch=torch.__version__, cuda=torch.version.cuda,
-                commit=git_commit(), reps=args.reps, timer=args.timer, flush_mib=args.flush_mib)
-    print(f"{meta['card']}, torch {meta['torch']} (CUDA {meta['cuda']}), tessera {tessera.__version__}, "
-          f"commit {meta['commit']}, median of {args.reps}, timer {args.timer}, flush {args.flush_mib} MiB")
+    if set(suites) <= NO_GPU_SUITES:
+        meta = dict(commit=git_commit())
+        print(f"commit {meta['commit']} (compile only, no GPU needed)")
+    else:
+        if torch is None or not torch.cuda.is_available():
+            sys.exit("bench/run.py: needs PyTorch with a CUDA GPU (only " + ", ".join(sorted(NO_GPU_SUITES)) +
+                     " runs without one)")
+        import_tessera()
+        meta = dict(card=torch.cuda.get_device_name(), torch=torch.__version__, cuda=torch.version.cuda,
+                    commit=git_commit(), reps=args.reps, timer=args.timer, flush_mib=args.flush_mib)
+        print(f"{meta['card']}, torch {meta['torch']} (CUDA {meta['cuda']}), tessera {tessera.__version__}, "
+              f"commit {meta['commit']}, median of {args.reps}, timer {args.timer}, flush {args.flush_mib} MiB")
 
     by_suite = {}
     for suite in suites:
