@@ -318,6 +318,43 @@ def tessera_command():
     return None
 
 
+FIRST_CALL = """
+import os, sys, time
+sys.path.insert(0, {build_python!r})
+import torch
+import tessera
+from tessera.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
+m, n, k = {m}, {n}, {k}
+a8, sfa = per_token_cast_to_fp8(torch.randn(m, k, device="cuda", dtype=torch.bfloat16), use_ue8m0=False)
+b8, sfb = per_block_cast_to_fp8(torch.randn(n, k, device="cuda", dtype=torch.bfloat16), use_ue8m0=False)
+sfa = tessera.get_mn_major_tma_aligned_tensor(sfa)
+d = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+torch.cuda.synchronize()
+start = time.perf_counter()
+tessera.fp8_gemm_nt((a8, sfa), (b8, sfb), d)
+torch.cuda.synchronize()
+print("FIRST_CALL_S", time.perf_counter() - start)
+"""
+
+
+def first_call_rows():
+    """DeepGEMM's cold-start figures are whole first calls from Python with an empty cache (compile + load + launch):
+    the same, in a fresh process per compiler, on the baselines file's shapes."""
+    build_python = os.path.join(os.path.dirname(HERE), "build-gpu", "python")
+    if not os.path.isdir(build_python):
+        build_python = os.path.join(os.path.dirname(HERE), "build", "python")
+    for compiler, (m, n, k) in (("nvrtc", (256, 3584, 5120)), ("nvcc", (256, 3072, 5120))):
+        with tempfile.TemporaryDirectory(prefix="tessera-cold-") as cache:
+            script = FIRST_CALL.format(build_python=build_python, m=m, n=n, k=k)
+            out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                                 env=dict(os.environ, TESSERA_CACHE_DIR=cache, TESSERA_JIT_COMPILER=compiler))
+        line = next((x for x in out.stdout.splitlines() if x.startswith("FIRST_CALL_S")), None)
+        if line is None:
+            raise RuntimeError(f"first call ({compiler}) failed: {out.stderr.strip()[-300:]}")
+        yield Row("cold-compile", f"{compiler} first Python call {m}x{n}x{k}", {"compiler": compiler},
+                  ref=dict(dg_compile_s=DG_COLD_COMPILE_S[compiler]), result=dict(compile_s=float(line.split()[1])))
+
+
 def suite_cold_compile(quick):
     """Cold compile time of every dense FP8 GEMM kernel the benchmark shapes use, with each compiler, into an empty
     cache (`tessera compile`: the compile alone, no GPU needed)."""
@@ -341,6 +378,8 @@ def suite_cold_compile(quick):
                       ref=dict(dg_compile_s=DG_COLD_COMPILE_S[compiler]),
                       result=dict(compile_s=float(m.group(2)), regs=int(m.group(3)),
                                   spill_bytes=int(m.group(4)) + int(m.group(5))))
+    if torch is not None and torch.cuda.is_available():
+        yield from first_call_rows()
 
 
 SUITES = {
@@ -514,7 +553,8 @@ def print_table(suite, rows):
 def geomeans(rows):
     if rows and rows[0].suite == "cold-compile":
         for compiler in ("nvrtc", "nvcc"):
-            times = sorted(r.result["compile_s"] for r in rows if r.shape["compiler"] == compiler)
+            times = sorted(r.result["compile_s"] for r in rows
+                           if r.shape["compiler"] == compiler and "first" not in r.label)
             if times:
                 print(f"  {compiler}: median {times[len(times) // 2]:.3f} s, max {times[-1]:.3f} s over {len(times)} "
                       f"kernels (target <= 1 s; DeepGEMM {DG_COLD_COMPILE_S[compiler]} s)")
