@@ -33,7 +33,7 @@ if [ -x $BUILD/tessera ] && [ "${STEPS:-all}" = quick ]; then
         compute-sanitizer --tool racecheck --error-exitcode 1 $PY -m pytest -q -p no:cacheprovider \
         tests/python/test_fp8_gemm_gpu.py -k 'test_odd_shapes and 33-136'"
     step bench bench.log bash -c "$BUILD/tessera bench && $PY bench/python_overhead.py && \
-        $PY bench/run.py ${BENCH_ARGS:---suite deepgemm-dense} --json $OUT/bench.jsonl"
+        $PY bench/run.py ${BENCH_ARGS:---suite deepgemm-dense --suite cold-compile} --json $OUT/bench.jsonl"
 elif [ -x $BUILD/tessera ]; then
     step info info.log $BUILD/tessera info
   if [ "${STEPS:-all}" != bench ]; then
