@@ -154,13 +154,13 @@ def cat_flat(blocks):
     return torch.cat([blk.contiguous().view(torch.uint8).flatten() for blk in blocks]).view(torch.float8_e4m3fn)
 
 
-def config_of(m, n, k, kind, groups):
-    """The dense kernel config tessera picks (tile, stages, cluster, split-K, grid); '' for the grouped kinds, whose
-    binding has no config query yet."""
-    fn = getattr(tessera._C, "fp8_gemm_config", None)
-    if fn is None or kind not in ("1d2d", "1d1d") or groups != 1:
-        return ""
-    return str(fn(m, n, k, 1 if kind == "1d1d" else 0, torch.cuda.current_device()))
+def config_of(m, n, k, kind, groups, expected_m=0):
+    """The kernel config tessera picks (tile, stages, cluster, split-K, grid) for a benchmark row."""
+    device = torch.cuda.current_device()
+    if kind in ("1d2d", "1d1d"):
+        return str(tessera._C.fp8_gemm_config(m, n, k, 1 if kind == "1d1d" else 0, device))
+    grouped = {"m_grouped_contiguous": "contiguous", "m_grouped_masked": "masked", "k_grouped": "k_grouped"}[kind]
+    return str(tessera._C.fp8_grouped_gemm_config(grouped, m, n, k, groups, expected_m, device))
 
 
 # ---- baselines -------------------------------------------------------------------------------------------------------
@@ -275,7 +275,7 @@ def suite_masked(quick):
                   ours=lambda: tessera.m_grouped_fp8_gemm_nt_masked((a8, sfa), (b8, sfb), d, masked_m, expected),
                   baselines={"cublas_pt_rough_GxExp": (anchor, 2 * g * expected * n * k)},
                   ref=dict(dg_us=dg), bucket="masked",
-                  result=dict(config=config_of(expected, n, k, "m_grouped_masked", g)))
+                  result=dict(config=config_of(MASKED_M_MAX, n, k, "m_grouped_masked", g, expected)))
 
 
 def suite_kgrouped(quick):

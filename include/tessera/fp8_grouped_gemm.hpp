@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "tessera/fp8_gemm.hpp"
 #include "tessera/layout.hpp"
@@ -40,6 +41,13 @@ Fp8GemmStatus k_grouped_fp8_gemm_nt_contiguous(const TensorRef& a, const TensorR
                                                const TensorRef& sfb, const TensorRef& d,
                                                std::span<const std::int64_t> ks, const TensorRef& grouped_layout,
                                                Stream stream);
+
+// The config a grouped GEMM picks (tile, stages, cluster, grid) as one readable line, e.g. for a benchmark's config
+// column. m: M_total (contiguous, psum), M_max (masked) or the per-group M (k-grouped); k: ignored for k-grouped;
+// expected_m: the call's hint (0: M_total / G for psum, M_max for masked). Compiles and loads the kernel like a call.
+enum class Fp8GroupedKind { kContiguous, kPsum, kMasked, kKGrouped };
+std::string fp8_grouped_gemm_config(Fp8GroupedKind kind, std::int64_t m, std::int64_t n, std::int64_t k,
+                                    std::int64_t groups, std::int64_t expected_m, int device);
 
 // The most groups one k-grouped launch takes (their tensor maps travel in the kernel parameters).
 constexpr int kMaxKGroupedGroups = 120;

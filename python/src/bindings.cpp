@@ -301,6 +301,22 @@ NB_MODULE(_C, m) {
         return reinterpret_cast<std::uintptr_t>(stream_for(ra, std::nullopt));
     });
     m.def(
+        "fp8_grouped_gemm_config",
+        [](const std::string& kind, std::int64_t m_, std::int64_t n, std::int64_t k, std::int64_t groups,
+           std::int64_t expected_m, int device) {
+            Fp8GroupedKind k_kind;
+            if (kind == "contiguous") k_kind = Fp8GroupedKind::kContiguous;
+            else if (kind == "psum") k_kind = Fp8GroupedKind::kPsum;
+            else if (kind == "masked") k_kind = Fp8GroupedKind::kMasked;
+            else if (kind == "k_grouped") k_kind = Fp8GroupedKind::kKGrouped;
+            else
+                throw InvalidArgument(detail::str_cat("fp8_grouped_gemm_config: argument 'kind': expected 'contiguous', "
+                                                      "'psum', 'masked' or 'k_grouped', got '", kind, "'"));
+            return fp8_grouped_gemm_config(k_kind, m_, n, k, groups, expected_m, device);
+        },
+        nb::arg("kind"), nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::arg("groups"), nb::arg("expected_m"),
+        nb::arg("device"));
+    m.def(
         "fp8_gemm_config",
         [](std::int64_t m_, std::int64_t n, std::int64_t k, int recipe, int device) {
             return fp8_gemm_config(m_, n, k, recipe ? Fp8Recipe::k1D1D : Fp8Recipe::k1D2D, device);

@@ -89,6 +89,17 @@ runtime::TmaDesc2d sfa_map(const TensorRef& sfa, std::int64_t mn, std::int64_t o
                        TmaSwizzle::kNone);
 }
 
+// Per-row ids: a tile takes its expert from its first row, so tiles must not straddle segments: BLOCK_M | alignment.
+int contiguous_block_m(const char* op) {
+    const int alignment = get_mk_alignment_for_contiguous_layout();
+    const int block_m = alignment % 128 == 0 ? 128 : alignment % 64 == 0 ? 64 : 0;
+    if (block_m == 0)
+        throw Unsupported(detail::str_cat(op, ": the per-row expert layout needs segments aligned to a multiple of 64 "
+                                          "rows (get_mk_alignment_for_contiguous_layout() = ", alignment,
+                                          "); use 64, 128 or the psum layout"));
+    return block_m;
+}
+
 // Plan keys. Per-row ids: one problem of M_total rows with BLOCK_M fixed by the alignment. Psum and masked: G
 // problems of about expected_m rows. K-grouped: G problems of M x N with K per group (dynamic).
 ops::Fp8PlanKey contiguous_key(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t groups, bool psum,
@@ -165,15 +176,7 @@ Fp8GemmStatus m_grouped_fp8_gemm_nt_contiguous(const TensorRef& a, const TensorR
     ops::check_tma_operand({kOp, "a"}, a);
     ops::check_tma_operand({kOp, "d"}, d);
     const int alignment = get_mk_alignment_for_contiguous_layout();
-    int block_m = 0;
-    if (!use_psum_layout) {
-        // A tile takes its expert from its first row, so tiles must not straddle segments: BLOCK_M | alignment.
-        block_m = alignment % 128 == 0 ? 128 : alignment % 64 == 0 ? 64 : 0;
-        if (block_m == 0)
-            throw Unsupported(detail::str_cat(kOp, ": the per-row expert layout needs segments aligned to a multiple "
-                                              "of 64 rows (get_mk_alignment_for_contiguous_layout() = ", alignment,
-                                              "); use 64, 128 or the psum layout"));
-    }
+    const int block_m = use_psum_layout ? 0 : contiguous_block_m(kOp);
     if (!ops::sf_mn_major_aligned(sfa, m, sf_k)) return Fp8GemmStatus::kNeedsSfaLayout;
     if (!sfb.is_contiguous()) return Fp8GemmStatus::kNeedsSfbLayout;
 
@@ -335,6 +338,27 @@ Fp8GemmStatus k_grouped_fp8_gemm_nt_contiguous(const TensorRef& a, const TensorR
     const ops::KGroupedParamBytes bytes(params, maps_a, maps_b, group_k, group_sf_k0);
     ops::launch_fp8_gemm(*plan.kernel, c, bytes.data(), bytes.size(), stream, device);
     return Fp8GemmStatus::kLaunched;
+}
+
+std::string fp8_grouped_gemm_config(Fp8GroupedKind kind, std::int64_t m, std::int64_t n, std::int64_t k,
+                                    std::int64_t groups, std::int64_t expected_m, int device) {
+    constexpr const char* op = "fp8_grouped_gemm_config";
+    TESSERA_CHECK(m > 0 && n > 0 && groups > 0 && (k > 0 || kind == Fp8GroupedKind::kKGrouped) && expected_m >= 0,
+                  op, ": expected positive m, n, k, groups and expected_m >= 0, got m=", m, " n=", n, " k=", k,
+                  " groups=", groups, " expected_m=", expected_m);
+    const int num_sms = get_num_sms();
+    ops::Fp8PlanKey key{};
+    switch (kind) {
+    case Fp8GroupedKind::kContiguous:
+        key = contiguous_key(m, n, k, groups, false, expected_m, contiguous_block_m(op), num_sms, device);
+        break;
+    case Fp8GroupedKind::kPsum: key = contiguous_key(m, n, k, groups, true, expected_m, 0, num_sms, device); break;
+    case Fp8GroupedKind::kMasked:
+        key = masked_key(m, n, k, groups, expected_m > 0 ? expected_m : m, num_sms, device);
+        break;
+    case Fp8GroupedKind::kKGrouped: key = k_grouped_key(m, n, groups, num_sms, device); break;
+    }
+    return ops::fp8_plan(key, op).config.describe();  // fp8_plan makes the device current before loading
 }
 
 }  // namespace tessera

@@ -70,3 +70,11 @@ def test_system_info_without_a_driver_does_not_crash():
     if not info["driver_loaded"]:
         assert "no CUDA" in info["driver_error"] or "CUDA driver" in info["driver_error"]
     assert info["nvrtc"]
+
+
+def test_grouped_config_query_checks_its_arguments_before_the_driver():
+    C = load_c()
+    with pytest.raises(ValueError, match="argument 'kind'.*'contiguous'.*got 'dense'"):
+        C.fp8_grouped_gemm_config("dense", 4096, 4096, 7168, 4, 0, 0)
+    with pytest.raises(ValueError, match="expected positive m, n, k, groups"):
+        C.fp8_grouped_gemm_config("masked", 0, 4096, 7168, 4, 0, 0)

@@ -420,3 +420,10 @@ def test_bad_inputs_raise_before_launch():
         tn_a = (torch.empty(384, 256, dtype=E4M3, device="cuda"), torch.ones(3, 256, device="cuda"))
         tessera.k_grouped_fp8_gemm_tn_contiguous(tn_a, tn_a, dk, r.ks, r.layout, c=r.c)
     assert bool((dk == 7.0).all())
+
+
+def test_grouped_config_query_names_the_plan():
+    device = torch.cuda.current_device()
+    for kind, m in (("contiguous", 32640), ("psum", 32640), ("masked", 4096), ("k_grouped", 4096)):
+        line = tessera._C.fp8_grouped_gemm_config(kind, m, 4096, 7168, 4, 192 if kind == "masked" else 0, device)
+        assert line.startswith("block ") and "stages" in line, (kind, line)
