@@ -41,7 +41,7 @@
 //   a stage the peer still reads. Without a peer tile both lanes arrive locally. Only rank 0 issues a multicast
 //   load; both CTAs expect its bytes. Before exit each producer waits one more pass over the empty ring, so no CTA
 //   leaves while remote arrivals to its barriers are in flight.
-//   Epilogue, per consumer warpgroup (named barrier 1 + g): warp 0 waits wait_group.read 0 for the previous tile's
+//   Epilogue (sm90/fp8_gemm_epilogue.cuh), per consumer warpgroup (named barrier 1 + g): warp 0 waits wait_group.read 0 for the previous tile's
 //   stores, bar, write the slice (stmatrix / st.shared) into the swizzled D tile, fence.proxy.async, bar, warp 0
 //   issues the TMA stores and commits. The stores overlap the next tile's mainloop.
 //
@@ -64,6 +64,7 @@
 #include <tessera/ptx/tma.cuh>
 #include <tessera/ptx/wgmma.cuh>
 #include <tessera/ptx/wgmma_e4m3.cuh>
+#include <tessera/sm90/fp8_gemm_epilogue.cuh>
 
 namespace tessera::sm90 {
 
@@ -260,6 +261,7 @@ struct Fp8GemmKernel {
     using Scheduler =
         prims::GemmScheduler<kKind, kBlockM, kBlockN, Config::kGroupSize, kClusterSize, kRasterAlongM, kSplitK>;
     using Ring = prims::RingState<kNumStages>;
+    using Epilogue = Fp8GemmEpilogue<Fp8GemmKernel>;  // tile stores and the split-K reduction (fp8_gemm_epilogue.cuh)
 
     TESSERA_DEVICE static uint32_t shape_m(const Params& p) {
         if constexpr (Config::kShapeM != kDynamic) return Config::kShapeM;
@@ -543,152 +545,6 @@ struct Fp8GemmKernel {
         }
     }
 
-    // ---------------------------------------------------------------------------------------------------------------
-    // This thread's two fragment rows of wave w within the tile (the wgmma m64 accumulator layout).
-    TESSERA_DEVICE static uint32_t fragment_row(int w, int half, uint32_t wg, uint32_t warp, uint32_t lane) {
-        return w * kWaveRows + wg * 64 + warp * 16 + lane / 4 + 8 * half;
-    }
-
-    // Contiguous layout: rows marked -1 inside a computed tile are stored as exact zeros, whatever A holds there.
-    TESSERA_DEVICE static void mask_padding_rows(const Params& p, float (&acc)[kNumWaves][kFinalRegs],
-                                                 const prims::GemmTile& tile, uint32_t wg, uint32_t warp,
-                                                 uint32_t lane) {
-#pragma unroll
-        for (int w = 0; w < kNumWaves; ++w)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const uint32_t row = tile.a_row + fragment_row(w, h, wg, warp, lane);
-                if (row < shape_m(p) && ptx::ld_global_nc(p.grouped_layout + row) >= 0) continue;
-#pragma unroll
-                for (int c = 0; c < kBlockN / 8; ++c) acc[w][c * 4 + 2 * h] = acc[w][c * 4 + 2 * h + 1] = 0.f;
-            }
-    }
-
-    // A tile whose rows stop early (valid_rows < kBlockM): each thread writes its fragment straight to global memory
-    // (BF16 pairs, or FP32 reduce-adds for 1D1D), so rows past the group's end are never touched.
-    TESSERA_DEVICE static void store_rows_direct(const Params& p, const float (&acc)[kNumWaves][kFinalRegs],
-                                                 const prims::GemmTile& tile, uint32_t wg, uint32_t warp,
-                                                 uint32_t lane) {
-        const uint32_t n = shape_n(p);
-        const uint32_t col0 = tile.coord.n_block * kBlockN + (lane % 4) * 2;
-#pragma unroll
-        for (int w = 0; w < kNumWaves; ++w)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const uint32_t r = fragment_row(w, h, wg, warp, lane);
-                if (r >= tile.valid_rows) continue;
-                const uint64_t row_offset = static_cast<uint64_t>(tile.d_row + r) * p.ld_d;
-#pragma unroll
-                for (int c = 0; c < kBlockN / 8; ++c) {
-                    const uint32_t col = col0 + c * 8;  // even, and N is a multiple of 4: col + 1 < N too
-                    if (col >= n) continue;
-                    const float x = acc[w][c * 4 + 2 * h], y = acc[w][c * 4 + 2 * h + 1];
-                    if constexpr (kIs1D1D) {
-                        float* dst = static_cast<float*>(p.d) + row_offset + col;
-                        ptx::red_global_add(dst, x);
-                        ptx::red_global_add(dst + 1, y);
-                    } else {
-                        ptx::st_global_b32(static_cast<uint16_t*>(p.d) + row_offset + col, ptx::pack_bf16x2(x, y));
-                    }
-                }
-            }
-    }
-
-    TESSERA_DEVICE static void store_tile(const Params& p, SharedStorage& smem, const float (&acc)[kNumWaves][kFinalRegs],
-                                          const prims::GemmTile& tile, uint32_t wg, uint32_t warp, uint32_t lane) {
-        const uint32_t barrier = kEpilogueBarrierBase + wg;
-        const uint32_t tile_addr = ptx::smem_addr(smem.d);
-        // The previous tile's stores (issued by warp 0) must have read the slice before it is overwritten.
-        if (warp == 0) ptx::bulk_wait_group_read<0>();
-        ptx::named_barrier_sync(barrier, 128);
-#pragma unroll
-        for (int w = 0; w < kNumWaves; ++w) {
-            const uint32_t row_base = w * kWaveRows + wg * 64;
-            if constexpr (kIs1D1D) OutTile::template write_f32<kBlockN / 8>(tile_addr, acc[w], row_base, warp, lane);
-            else OutTile::template write_bf16<kBlockN / 8>(tile_addr, acc[w], row_base, warp, lane);
-        }
-        ptx::fence_proxy_async();  // generic smem writes -> visible to the TMA (async proxy) reads
-        ptx::named_barrier_sync(barrier, 128);
-        if (warp == 0) {
-            for (uint32_t t = lane; t < kNumWaves * OutTile::kNumAtoms; t += 32) {
-                const uint32_t w = t / OutTile::kNumAtoms, atom = t % OutTile::kNumAtoms;
-                const uint32_t row_base = w * kWaveRows + wg * 64;
-                const uint32_t src = tile_addr + atom * OutTile::kAtomStride + row_base * OutTile::kAtomBytes;
-                const int32_t c0 = static_cast<int32_t>(tile.coord.n_block * kBlockN + atom * OutTile::kAtomCols);
-                const int32_t c1 = static_cast<int32_t>(tile.d_row + row_base);
-                if constexpr (kIs1D1D) ptx::tma_reduce_add_2d(p.tensor_map_d, src, c0, c1);
-                else ptx::tma_store_2d(p.tensor_map_d, src, c0, c1);
-            }
-            ptx::bulk_commit_group();
-        }
-    }
-
-    // Split-K epilogue. Each cluster owns exactly one tile (the host launches tiles * kSplitK CTAs) and every CTA of
-    // it holds partial sums of that tile:
-    //   1. write the partial to the local buffer in fragment order, [wave][chunk][thread] float4 (conflict-free);
-    //   2. cluster barrier (release / acquire: the partials are visible cluster-wide; the producer warpgroup takes
-    //      part too, see run());
-    //   3. CTA r owns the 8-column chunks c with c % kSplitK == r: each thread sums its fragment positions of those
-    //      chunks over all CTAs' buffers (ld.shared::cluster, in rank order: deterministic) and stores BF16 pairs for
-    //      the rows inside M;
-    //   4. cluster barrier: no CTA exits while a peer still reads its buffer.
-    // Threads whose fragment rows are all past M skip both the write and the read of those positions.
-    TESSERA_DEVICE static void reduce_split_k(const Params& p, SharedStorage& smem,
-                                              const float (&acc)[kNumWaves][kFinalRegs], const prims::GemmTile& tile,
-                                              uint32_t wg, uint32_t warp, uint32_t lane) {
-        constexpr int kChunks = kBlockN / 8;
-        const uint32_t thread = wg * 128 + warp * 32 + lane;
-        const uint32_t buffer = ptx::smem_addr(smem.d);
-        const uint32_t rows = min(static_cast<uint32_t>(kBlockM), shape_m(p) - tile.d_row);
-        const uint32_t own_slot = buffer + thread * 16u;  // + (w * kChunks + c) * kNumMathThreads * 16 per float4
-        const auto slot = [own_slot](int w, int c) {
-            return own_slot + static_cast<uint32_t>(w * kChunks + c) * (kNumMathThreads * 16u);
-        };
-#pragma unroll
-        for (int w = 0; w < kNumWaves; ++w) {
-            if (fragment_row(w, 0, wg, warp, lane) >= rows) continue;
-#pragma unroll
-            for (int c = 0; c < kChunks; ++c)
-                ptx::st_shared_v4(slot(w, c), acc[w][c * 4], acc[w][c * 4 + 1], acc[w][c * 4 + 2], acc[w][c * 4 + 3]);
-        }
-        __syncwarp();
-        ptx::cluster_arrive();
-        ptx::cluster_wait();
-
-        const uint32_t rank = ptx::cluster_cta_rank();
-        const uint32_t n = shape_n(p);
-        const uint32_t col0 = tile.coord.n_block * kBlockN + (lane % 4) * 2;
-#pragma unroll
-        for (int w = 0; w < kNumWaves; ++w) {
-            const uint32_t r0 = fragment_row(w, 0, wg, warp, lane);
-            if (r0 >= rows) continue;
-            const bool second_row = r0 + 8 < rows;
-            uint16_t* d0 = static_cast<uint16_t*>(p.d) + static_cast<uint64_t>(tile.d_row + r0) * p.ld_d;
-            // A runtime loop over this CTA's chunks: the sums come from shared memory, not from acc, so nothing
-            // register-indexed needs unrolling (a fully unrolled, predicated loop spilled at 64x128).
-#pragma unroll 1
-            for (int c = static_cast<int>(rank); c < kChunks; c += kSplitK) {
-                const uint32_t col = col0 + c * 8;  // even, and N is a multiple of 8: col + 1 < N too
-                if (col >= n) continue;
-                float x = 0.f, y = 0.f, z = 0.f, t = 0.f;
-#pragma unroll
-                for (int s = 0; s < kSplitK; ++s) {
-                    float vx, vy, vz, vt;
-                    ptx::ld_shared_cluster_v4(ptx::map_shared_rank(slot(w, c), s), vx, vy, vz, vt);
-                    x += vx;
-                    y += vy;
-                    z += vz;
-                    t += vt;
-                }
-                ptx::st_global_b32(d0 + col, ptx::pack_bf16x2(x, y));
-                if (second_row) ptx::st_global_b32(d0 + 8ull * p.ld_d + col, ptx::pack_bf16x2(z, t));
-            }
-        }
-        __syncwarp();
-        ptx::cluster_arrive();
-        ptx::cluster_wait();
-    }
-
     TESSERA_DEVICE static void consume(const Params& p, SharedStorage& smem, uint32_t wg, uint32_t warp,
                                        uint32_t lane) {
         const uint32_t n = shape_n(p);
@@ -756,15 +612,15 @@ struct Fp8GemmKernel {
                 ring.advance();
             }
             if constexpr (kKind == prims::kContiguous) {
-                if (tile.row_mask) mask_padding_rows(p, acc, tile, wg, warp, lane);
+                if (tile.row_mask) Epilogue::mask_padding_rows(p, acc, tile, wg, warp, lane);
             }
             if constexpr (kSplit) {
-                reduce_split_k(p, smem, acc, tile, wg, warp, lane);
+                Epilogue::reduce_split_k(p, smem, acc, tile, wg, warp, lane);
                 break;  // one tile per cluster (the host launches tiles * kSplitK CTAs)
             } else if (tile.valid_rows == kBlockM) {
-                store_tile(p, smem, acc, tile, wg, warp, lane);
+                Epilogue::store_tile(p, smem, acc, tile, wg, warp, lane);
             } else {
-                store_rows_direct(p, acc, tile, wg, warp, lane);
+                Epilogue::store_rows_direct(p, acc, tile, wg, warp, lane);
             }
         }
         // Warpgroup 1 granted one more turn than warpgroup 0 takes: take it, so no barrier is left half-arrived.
