@@ -25,8 +25,9 @@ struct Options {
     // Extra ptxas options for both compilers, space separated (e.g. "--register-usage-level=10"); part of the cache
     // key. For tuning the code generation; the defaults are what the benchmarks measured.
     std::string ptxas_options;
-    // Tuning: force the dense FP8 GEMM config, "BMxBN[:CMxCN][:sS]" (e.g. "256x128:1x2", "64x112:s2"); empty: the
-    // heuristic decides. For sweeps (bench/sweep_fp8.py); not for production use.
+    // Tuning: force the FP8 GEMM config of dense and per-row contiguous calls, "BMxBN[:CMxCN][:sS]" (e.g.
+    // "256x128:1x2", "64x112:s2"; contiguous keeps BM = its alignment's block); empty: the heuristic decides. For
+    // sweeps (bench/sweep_fp8.py, bench/run.py); not for production use.
     std::string fp8_config;
     // Tuning (A/B comparisons of the FP8 mainloop; -1 = the kernel's default): the turn order of two consumer
     // warpgroups on two-wave tiles (TESSERA_FP8_MATH_ORDER=0/1), the pipelined mainloop (TESSERA_FP8_PIPELINE=0/1).

@@ -211,6 +211,8 @@ Fp8GemmConfig forced_config(const Fp8GemmProblem& p) {
                                               p.reserved_regs) &&
                       fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, 2, c.split_k) <= p.max_smem_bytes,
                   "TESSERA_FP8_CONFIG: tile ", c.block_m, "x", c.block_n, " is not legal for this kernel");
+    TESSERA_CHECK(p.block_m == 0 || c.block_m == p.block_m, "TESSERA_FP8_CONFIG: this problem fixes the tile's rows to ",
+                  p.block_m, " (contiguous layout alignment), got ", c.block_m);
     TESSERA_CHECK(c.cluster_m * c.cluster_n <= 2 && (c.cluster_n == 1 || p.allow_a_multicast) &&
                       (c.split_k == 1 || (p.allow_split_k && c.cluster_m * c.cluster_n == 1 && c.split_k <= 8)),
                   "TESSERA_FP8_CONFIG: cluster ", c.cluster_m, "x", c.cluster_n, " / split-K ", c.split_k,

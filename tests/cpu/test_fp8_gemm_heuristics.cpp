@@ -115,4 +115,14 @@ TEST(Fp8GemmHeuristics, ForcedConfigsAreCheckedAndHonored) {
     p.forced_block_n = 128;
     p.allow_a_multicast = false;  // grouped kinds cannot multicast A
     EXPECT_THROW(choose_fp8_gemm_config(p), tessera::InvalidArgument);
+    // Per-row contiguous plans fix BLOCK_M to the layout's alignment: a forced tile keeps it or is refused.
+    p.block_m = 128;
+    p.forced_block_m = 128;
+    p.forced_cluster_m = 2;
+    p.forced_cluster_n = 1;
+    EXPECT_EQ(choose_fp8_gemm_config(p).block_m, 128);
+    EXPECT_EQ(choose_fp8_gemm_config(p).cluster_m, 2);
+    p.forced_block_m = 256;
+    p.forced_cluster_m = 1;
+    EXPECT_THROW(choose_fp8_gemm_config(p), tessera::InvalidArgument);
 }
