@@ -307,6 +307,17 @@ def suite_host_overhead(quick):
         ref = dict(dg_host_us=DG_HOST_US) if name.startswith("tessera.fp8_gemm_nt") else {}
         res = dict(host_us=us, ours_over_dg_abs=us / ref["dg_host_us"] if ref else None)
         yield Row("host-overhead", name, {}, ref=ref, result=res)
+    # The C++ entry points, from `tessera bench` (its JSON lines carry host_us_per_call).
+    command = tessera_command()
+    out = subprocess.run([command, "bench"], capture_output=True, text=True) if command else None
+    if out is None or out.returncode != 0:
+        print(f"  note: no C++ host rows ({'no tessera command' if out is None else out.stderr.strip()[-200:]})")
+        return
+    for line in out.stdout.splitlines():
+        if line.startswith("{") and "host_us_per_call" in line:
+            r = json.loads(line)
+            shape = f"m{r['m']} n{r['n']} k{r['k']}" if "m" in r else f"{r.get('mn')}x{r.get('sf_k')}"
+            yield Row("host-overhead", f"C++ {r['kernel']} {shape}", {}, result=dict(host_us=r["host_us_per_call"]))
 
 
 DG_COLD_COMPILE_S = {"nvrtc": 2.2, "nvcc": 4.0}  # DeepGEMM's first call with an empty cache (baselines file)
