@@ -164,6 +164,13 @@ Stream stream_for(const TensorRef& t, std::optional<std::uintptr_t> stream) {
     return nullptr;
 }
 
+// fp8_gemm_nt with the GIL released (recipe 0: 1D2D, 1: 1D1D), shared by both FP8 GEMM entry points.
+Fp8GemmStatus run_fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const TensorRef& b, const TensorRef& sfb,
+                              const TensorRef& d, int recipe, Stream stream) {
+    nb::gil_scoped_release release;
+    return fp8_gemm_nt(a, sfa, b, sfb, d, recipe ? Fp8Recipe::k1D1D : Fp8Recipe::k1D2D, stream);
+}
+
 // The recipe of a fast-path fp8_gemm_nt call (0: 1D2D, 1: 1D1D with c = d), or -1 when the Python implementation
 // must handle it.
 bool is_pair(nb::handle t) { return PyTuple_CheckExact(t.ptr()) && PyTuple_GET_SIZE(t.ptr()) == 2; }
@@ -247,10 +254,8 @@ NB_MODULE(_C, m) {
         [](nb::handle a, nb::handle sfa, nb::handle b, nb::handle sfb, nb::handle d, int recipe,
            std::optional<std::uintptr_t> stream) {
             const TensorRef ra = to_ref(a, "a"), rsa = to_ref(sfa, "sfa"), rb = to_ref(b, "b"),
-                            rsb = to_ref(sfb, "sfb"), rd = to_ref(d, "d");
-            const Stream st = stream_for(ra, stream);
-            nb::gil_scoped_release release;
-            return static_cast<int>(fp8_gemm_nt(ra, rsa, rb, rsb, rd, recipe ? Fp8Recipe::k1D1D : Fp8Recipe::k1D2D, st));
+                            rsb = to_ref(sfb, "sfb"), rd = to_ref(d, "d");  // in argument order: errors name the first
+            return static_cast<int>(run_fp8_gemm_nt(ra, rsa, rb, rsb, rd, recipe, stream_for(ra, stream)));
         },
         nb::arg("a"), nb::arg("sfa"), nb::arg("b"), nb::arg("sfb"), nb::arg("d"), nb::arg("recipe"),
         nb::arg("stream") = nb::none());
@@ -269,15 +274,10 @@ NB_MODULE(_C, m) {
                                 rsa = to_ref(PyTuple_GET_ITEM(a.ptr(), 1), "sfa"),
                                 rb = to_ref(PyTuple_GET_ITEM(b.ptr(), 0), "b"),
                                 rsb = to_ref(PyTuple_GET_ITEM(b.ptr(), 1), "sfb"), rd = to_ref(d, "d");
-                if (rsa.dtype == DType::kFloat32 && rsb.dtype == DType::kFloat32 && ra.ndim == 2 && ra.shape[1] > 0) {
-                    const Stream st = stream_for(ra, std::nullopt);
-                    Fp8GemmStatus status;
-                    {
-                        nb::gil_scoped_release release;
-                        status = fp8_gemm_nt(ra, rsa, rb, rsb, rd, kind ? Fp8Recipe::k1D1D : Fp8Recipe::k1D2D, st);
-                    }
-                    if (status == Fp8GemmStatus::kLaunched) return nb::none();
-                }
+                if (rsa.dtype == DType::kFloat32 && rsb.dtype == DType::kFloat32 && ra.ndim == 2 && ra.shape[1] > 0 &&
+                    run_fp8_gemm_nt(ra, rsa, rb, rsb, rd, kind, stream_for(ra, std::nullopt)) ==
+                        Fp8GemmStatus::kLaunched)
+                    return nb::none();
             }
             // Looked up under the GIL without a function-local static: a static's init guard held across the import
             // (which can release the GIL) could deadlock against a second thread waiting on the guard with the GIL.

@@ -63,10 +63,8 @@ int Kernel::max_active_clusters(const LaunchConfig& c) const {
     CUlaunchAttribute attrs[2];
     CUlaunchConfig config = driver_config(c, attrs);
     // The occupancy query takes the current context's function, not the context-independent kernel handle.
-    CUfunction function = nullptr;
-    TESSERA_CU_CHECK(runtime::driver().cuKernelGetFunction(&function, kernel_));
     int clusters = 0;
-    TESSERA_CU_CHECK(runtime::driver().cuOccupancyMaxActiveClusters(&clusters, function, &config));
+    TESSERA_CU_CHECK(runtime::driver().cuOccupancyMaxActiveClusters(&clusters, function_for(c.device), &config));
     return clusters;
 }
 
