@@ -98,9 +98,11 @@ CUlaunchConfig Kernel::driver_config(const LaunchConfig& c, CUlaunchAttribute* a
         attrs[num_attrs].value.clusterDim.z = 1;
         ++num_attrs;
     }
-    // No programmatic-dependent-launch attribute, whatever set_pdl / TESSERA_PDL say: with it a kernel may start
-    // before the previous one in the stream has finished, and these kernels do not yet wait for it
-    // (griddepcontrol.wait; branch exp/pdl-entry, not yet run on the GPU). Every launch is stream-ordered.
+    if (tessera::options().pdl) {
+        attrs[num_attrs].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attrs[num_attrs].value.programmaticStreamSerializationAllowed = 1;
+        ++num_attrs;
+    }
     CUlaunchConfig config{};
     config.gridDimX = c.grid_x;
     config.gridDimY = c.grid_y;

@@ -79,7 +79,13 @@ std::string KernelSpec::render() const {
     out += info.kernel_type;
     out += "<tessera_generated::Config>;\nextern \"C\" __global__ void __launch_bounds__(TesseraKernel::kNumThreads, 1)\n";
     out += info.entry;
-    out += "(const __grid_constant__ TesseraKernel::Params params) {\n    TesseraKernel::run(params);\n}\n";
+    // Programmatic dependent launch (set_pdl / TESSERA_PDL): a kernel launched with it may start before the previous
+    // kernel in the stream has finished, so it waits for that kernel's completion and memory before anything else
+    // (a no-op in a normal launch), and lets the next such launch start early (that kernel waits the same way).
+    out += "(const __grid_constant__ TesseraKernel::Params params) {\n"
+           "    asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
+           "    asm volatile(\"griddepcontrol.launch_dependents;\" :::);\n"
+           "    TesseraKernel::run(params);\n}\n";
     return out;
 }
 

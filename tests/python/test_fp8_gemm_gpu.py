@@ -167,3 +167,29 @@ def test_forced_configs(forced, m, n, k):
     assert out.returncode == 0, out.stdout + out.stderr
     cm, cn = forced.split(":")[1].split("x") if ":" in forced and "x" in forced.split(":")[1] else ("1", "1")
     assert f"cluster {cm}x{cn}" in out.stdout, out.stdout
+
+
+# Programmatic dependent launch: each GEMM may start before the kernel ahead of it has finished, and must still see
+# its inputs complete. A chain where every GEMM reads what the launch before it wrote (a row-major SFA that tessera
+# first transposes into its layout, then the previous GEMM's output re-quantized by torch) checks that; outputs are
+# poisoned, inputs fresh each round.
+def test_pdl_chain_reads_complete_inputs():
+    m, n, k = 256, 2048, 2048
+    previous = tessera.get_pdl()
+    tessera.set_pdl(True)
+    try:
+        b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+        b8, sfb = per_block_cast_to_fp8(b, use_ue8m0=False)
+        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        for _ in range(4):
+            a8, sfa = per_token_cast_to_fp8(x, use_ue8m0=False)
+            sfa_row_major = sfa.contiguous()  # transformed by a tessera layout kernel right before the GEMM
+            d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+            tessera.fp8_gemm_nt((a8, sfa_row_major), (b8, sfb), d)
+            ref = dequant_rows(a8, sfa) @ dequant_blocks(b8, sfb).T
+            assert not torch.isnan(d).any()
+            rel = ((d.double() - ref).norm() / ref.norm()).item()
+            assert rel < 8e-3, rel
+            x = (d[:, :k] / d[:, :k].abs().amax().clamp(min=1)).to(torch.bfloat16)  # next round's input
+    finally:
+        tessera.set_pdl(previous)
