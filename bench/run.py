@@ -453,12 +453,19 @@ def time_us_kineto(fn, reps):
             fn()
         torch.cuda.synchronize()
     gpu = gpu_activities(prof)
+    # A flush of 2 GiB or more is several kernels (torch splits at 2^31 elements): consecutive flush activities are
+    # one separator.
     calls = []
+    in_flush = False
     for e in gpu:
         if e.name in _flush_names:
-            calls.append(0.0)
-        elif calls:
-            calls[-1] += e.time_range.elapsed_us()
+            if not in_flush:
+                calls.append(0.0)
+            in_flush = True
+        else:
+            in_flush = False
+            if calls:
+                calls[-1] += e.time_range.elapsed_us()
     if len(calls) != reps or min(calls) <= 0.0:
         raise RuntimeError(f"kineto timer: expected {reps} flush-separated calls, found {len(calls)} "
                            f"(GPU activities: {sorted({e.name for e in gpu})[:6]})")

@@ -7,7 +7,7 @@ subprocess each, since plans are memoized per process) next to the heuristic's o
 --variant runs every config again under extra environment settings (comma-separated NAME=VALUE pairs), for A/B
 comparisons of the kernel's tuning knobs in one call.
 
-Timing is bench/run.py's (kineto, L2 flushed by a 256 MiB memset, median). Prints one line per config, fastest
+Timing is bench/run.py's (kineto, L2 flushed by a 2048 MiB memset, median). Prints one line per config, fastest
 first; a config the kernel cannot take is reported, not fatal."""
 import argparse
 import os
