@@ -1,6 +1,8 @@
 // FP8 GEMM heuristics: every choice is legal (tile, registers, shared memory, cluster) over a grid of shapes.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "heuristics/fp8_gemm_sm90.hpp"
 #include "tessera/error.hpp"
 
@@ -74,6 +76,7 @@ TEST(Fp8GemmHeuristics, GroupedProblemsRespectTheLayoutAndTheKernelLimits) {
 TEST(Fp8GemmHeuristics, DecodeShapesSplitKIntoOneWaveOfClusters) {
     for (std::int64_t m : {1, 7, 64, 128})
         for (auto [n, k] : {std::pair<std::int64_t, std::int64_t>{2112, 7168}, {576, 7168}, {4096, 7168}, {7168, 16384}}) {
+            if (m == 128 && n >= 4096) continue;  // two 64-row blocks fill the machine unsplit (next test)
             Fp8GemmProblem p{m, n, k, Fp8GemmMode::k1D2D, 132, 232448};
             p.allow_split_k = true;
             const Fp8GemmConfig c = choose_fp8_gemm_config(p);
@@ -97,6 +100,27 @@ TEST(Fp8GemmHeuristics, DecodeShapesSplitKIntoOneWaveOfClusters) {
     EXPECT_EQ(choose_fp8_gemm_config(big).split_k, 1);
     Fp8GemmProblem grouped{1, 2112, 7168, Fp8GemmMode::k1D2D, 132, 232448};
     EXPECT_EQ(choose_fp8_gemm_config(grouped).split_k, 1);
+}
+
+// 64 < M <= 128 with enough columns: two 64-row blocks of the narrowest tile that fits one wave, no split-K
+// (measured faster than the split 128-row plans); M <= 64 keeps splitting (a lone m-block's narrow tiles are slow).
+TEST(Fp8GemmHeuristics, TwoRowBlocksFillingTheMachineDoNotSplit) {
+    for (std::int64_t m : {65, 100, 128})
+        for (auto [n, k, bn] : {std::tuple<std::int64_t, std::int64_t, int>{4096, 7168, 64}, {7168, 16384, 112},
+                                {7168, 2048, 112}}) {
+            Fp8GemmProblem p{m, n, k, Fp8GemmMode::k1D2D, 132, 232448};
+            p.allow_split_k = true;
+            const Fp8GemmConfig c = choose_fp8_gemm_config(p);
+            SCOPED_TRACE(testing::Message() << m << "x" << n << "x" << k << ": " << c.describe());
+            EXPECT_EQ(c.block_m, 64);
+            EXPECT_EQ(c.block_n, bn);
+            EXPECT_EQ(c.split_k, 1);
+            EXPECT_EQ(c.num_sms, 132);
+            EXPECT_LE(2 * ((n + bn - 1) / bn), 132);
+        }
+    Fp8GemmProblem lone{64, 7168, 16384, Fp8GemmMode::k1D2D, 132, 232448};
+    lone.allow_split_k = true;
+    EXPECT_GT(choose_fp8_gemm_config(lone).split_k, 1);
 }
 
 TEST(Fp8GemmHeuristics, ForcedConfigsAreCheckedAndHonored) {
