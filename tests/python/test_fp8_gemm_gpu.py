@@ -52,10 +52,19 @@ def split_k_of(m, n, k):
 # Decode shapes plan split-K (the CTAs of a cluster share each tile along K and reduce through distributed shared
 # memory). Uneven K shares (K = 7296: 57 k-blocks over 8 or 4), a partial last k-block (K = 3216), N not a multiple
 # of the tile, rows that end inside a wave (77, 100 rows of a 128-row tile) and a D with a row stride wider than N.
-@pytest.mark.parametrize("m,n,k", [(1, 2112, 7296), (1, 2112, 3216), (33, 576, 7296), (100, 4096, 7296),
-                                   (77, 2112, 7168), (128, 7168, 16384), (1, 24, 4096)])
+@pytest.mark.parametrize("m,n,k", [(1, 2112, 7296), (1, 2112, 3216), (33, 576, 7296), (100, 2112, 7296),
+                                   (77, 2112, 7168), (64, 7168, 16384), (1, 24, 4096)])
 def test_split_k_decode_shapes(m, n, k):
     assert split_k_of(m, n, k) > 1, "the heuristic was expected to split K here"
+    check_1d2d(m, n, k)
+
+
+# 64 < M <= 128 with enough columns: two 64-row blocks of one-wave tiles, no split-K (the second block's rows end
+# early or inside the tile, K with a partial last block).
+@pytest.mark.parametrize("m,n,k", [(100, 4096, 7296), (128, 7168, 16384), (65, 7168, 2048)])
+def test_two_row_block_decode_shapes(m, n, k):
+    config = tessera._C.fp8_gemm_config(m, n, k, 0, torch.cuda.current_device())
+    assert config.startswith("block 64x") and split_k_of(m, n, k) == 1, config
     check_1d2d(m, n, k)
 
 
