@@ -1,9 +1,10 @@
 """What programmatic dependent launch (tessera.set_pdl) buys a chain of small GEMMs: each kernel's launch and prologue
 overlap the tail of the one before, instead of starting after it drains.
 
-Times `--chain` back-to-back decode GEMMs (each reading the previous one's inputs, as layers do) with CUDA events,
-PDL off and on, alternating, and prints one JSON line per setting: µs per GEMM (median over --repeats chains) and the
-same GEMM's kernel time alone would need bench/run.py. Usage: python bench/pdl_chain.py [M N K] [--chain 200]
+Times `--chain` back-to-back launches of one decode GEMM (same inputs, same output: each waits for the previous one,
+as consecutive layers do) with CUDA events, PDL off and on, alternating, and prints one JSON line per setting: µs per
+GEMM, the median over --repeats chains. L2 stays warm, so these times sit below bench/run.py's flushed kernel times.
+Usage: python bench/pdl_chain.py [M N K] [--chain 200]
 """
 import argparse
 import json
