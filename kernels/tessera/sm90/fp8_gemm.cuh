@@ -31,8 +31,9 @@
 //   full[s]  count 1: the producer's arrive.expect_tx(A+B+SFA(+SFB) box bytes, OOB fill included); TMA completes tx.
 //   empty[s] count kClusterSize * (math warps): one arrival per consumer warp per CTA of the cluster.
 //   Producer per k-block: wait empty[s] (parity phase^1; a fresh barrier passes), issue TMA, arrive.expect_tx(full[s]).
-//   Consumer per k-block: wait full[s] (parity phase), read the stage's scales, wgmma into a temporary accumulator,
-//   wait_group 0, release empty[s] (before the promotion FFMAs so the next TMA overlaps them), promote.
+//   Consumer per k-block (serial): wgmma into a temporary accumulator, then, while the k-block's last batch runs,
+//   wait full[s+1] and read its scales; wait_group 0, release empty[s] (before the promotion FFMAs so the next TMA
+//   overlaps them), promote. The first k-block's full[s] is waited for before the loop.
 //   Pipelined (kPipelined, one-wave tiles): kb's batch goes into the other temporary before kb-1's is retired with
 //   wait_group 1; empty[s] of kb-1 is released at its retirement. Two-wave tiles with two warpgroups issue their
 //   batches in turns (kOrderedMath, named barriers 3 and 4).
@@ -392,10 +393,11 @@ struct Fp8GemmKernel {
         }
     }
 
-    // One wgmma batch (4 x k32) of wave w, split s, stage `stage`, into tmp; returns after wait_group 0.
+    // Issues one wgmma batch (4 x k32) of wave w, split s, stage `stage`, into tmp, and passes the turn; mma_wait
+    // retires it.
     template <int kSplit>
-    TESSERA_DEVICE static void mma(SharedStorage& smem, uint32_t stage, uint32_t a_row, uint32_t wg,
-                                   float (&tmp)[kWgmmaN / 2]) {
+    TESSERA_DEVICE static void mma_issue(SharedStorage& smem, uint32_t stage, uint32_t a_row, uint32_t wg,
+                                         float (&tmp)[kWgmmaN / 2]) {
         if constexpr (kOrderedMath) ptx::named_barrier_sync(kTurnBarrierBase + wg, 256);
         const uint64_t desc_a = prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.a[stage]) + a_row * kBlockK);
         const uint64_t desc_b = prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.b[stage]) + kSplit * kWgmmaN * kBlockK);
@@ -409,16 +411,25 @@ struct Fp8GemmKernel {
         }
         ptx::wgmma_commit_group();
         if constexpr (kOrderedMath) ptx::named_barrier_arrive(kTurnBarrierBase + (wg ^ 1u), 256);
+    }
+
+    TESSERA_DEVICE static void mma_wait(float (&tmp)[kWgmmaN / 2]) {
         ptx::wgmma_wait_group<0>();
 #pragma unroll
         for (int i = 0; i < kWgmmaN / 2; ++i) ptx::fence_operand(tmp[i]);
     }
 
-    template <int kSplit>
+    // All waves and N splits of one k-block. `ahead` runs once, after the k-block's last batch is issued and before
+    // it is waited for: work for the next k-block (its full-barrier wait, its scales) done there runs while the
+    // tensor cores are busy, not between this warpgroup's last wgmma wait and its next issue. That path must fit
+    // in one batch of the other warpgroup (256 cycles at 256x128) or the tensor cores idle; measured on the H200
+    // (dev/fp8_gemm/overlap_probe.cu): the promotion FFMAs alone fit, with the barrier wait and scale loads they do
+    // not.
+    template <int kSplit, class Ahead>
     TESSERA_DEVICE static void mma_and_promote(SharedStorage& smem, uint32_t stage, uint32_t wg, uint32_t lane,
                                                bool peer_alive, uint32_t former, const float (&sa)[kNumWaves][2],
                                                float sb_lo, float sb_hi, float (&acc)[kNumWaves][kFinalRegs],
-                                               float (&tmp)[kWgmmaN / 2]) {
+                                               float (&tmp)[kWgmmaN / 2], const Ahead& ahead) {
 #pragma unroll
         for (int w = 0; w < kNumWaves; ++w) {
             // 1D1D: this thread's B scales for the split, read before the release below lets TMA overwrite them.
@@ -431,13 +442,71 @@ struct Fp8GemmKernel {
                     sb_cols[2 * i + 1] = smem.sfb[stage][col + 1];
                 }
             }
-            mma<kSplit>(smem, stage, w * kWaveRows + wg * 64, wg, tmp);
-            if (w == kNumWaves - 1 && kSplit == kNumNSplits - 1) release(smem, stage, peer_alive, lane);
+            mma_issue<kSplit>(smem, stage, w * kWaveRows + wg * 64, wg, tmp);
+            const bool last = w == kNumWaves - 1 && kSplit == kNumNSplits - 1;
+            if (last) ahead();
+            mma_wait(tmp);
+            if (last) release(smem, stage, peer_alive, lane);
             promote<kSplit>(acc[w] + kSplit * kSplitChunks * 4, tmp, sa[w][0], sa[w][1], sb_lo, sb_hi, sb_cols,
                             former);
         }
         if constexpr (kSplit + 1 < kNumNSplits) {
-            mma_and_promote<kSplit + 1>(smem, stage, wg, lane, peer_alive, former, sa, sb_lo, sb_hi, acc, tmp);
+            mma_and_promote<kSplit + 1>(smem, stage, wg, lane, peer_alive, former, sa, sb_lo, sb_hi, acc, tmp, ahead);
+        }
+    }
+
+    TESSERA_DEVICE static void read_sa(SharedStorage& smem, uint32_t stage, uint32_t row0, float (&sa)[kNumWaves][2]) {
+#pragma unroll
+        for (int w = 0; w < kNumWaves; ++w) {
+            sa[w][0] = smem.sfa[stage][w * kWaveRows + row0];
+            sa[w][1] = smem.sfa[stage][w * kWaveRows + row0 + 8];
+        }
+    }
+
+    // Serial mainloop of one tile (tile.loads, not kPipelined): one temporary, each batch retired before the next.
+    // The next k-block's full barrier and A scales are taken while this k-block's last batch runs (see `ahead`
+    // above), and the 1D2D B scales are loaded two k-blocks ahead (volatile loads, issued early: an L2 hit outlasts
+    // one k-block's promotion, and ncu showed the scale FMULs waiting on plain loads the compiler had sunk).
+    TESSERA_DEVICE static void mainloop_serial(SharedStorage& smem, Ring& ring, const prims::GemmTile& tile,
+                                               const float* sfb_lo, const float* sfb_hi, uint32_t former,
+                                               uint32_t wg, uint32_t row0, uint32_t lane,
+                                               float (&acc)[kNumWaves][kFinalRegs], float (&tmp)[kWgmmaN / 2]) {
+        const uint32_t num_kb = tile.num_k_blocks;
+        const bool peer_alive = tile.coord.peer_alive;
+        float lo = 0.f, hi = 0.f, lo_next = 0.f, hi_next = 0.f;  // 1D2D B scales of kb and kb + 1
+        const auto load_sb = [&](uint32_t kb, float& l, float& h) {
+            if constexpr (!kIs1D1D) {
+                l = ptx::ld_global_nc_volatile(sfb_lo + kb);
+                h = kUniformSb ? l : ptx::ld_global_nc_volatile(sfb_hi + kb);
+            }
+        };
+        load_sb(0, lo, hi);
+        if (num_kb > 1) load_sb(1, lo_next, hi_next);
+        ptx::mbarrier_wait(ptx::smem_addr(&smem.full_barriers[ring.stage]), ring.phase);
+        float sa[kNumWaves][2];
+        read_sa(smem, ring.stage, row0, sa);
+        for (uint32_t kb = 0; kb < num_kb; ++kb) {
+            const uint32_t stage = ring.stage;
+            ring.advance();
+            float sa_next[kNumWaves][2] = {};
+            float lo_after = 0.f, hi_after = 0.f;
+            const auto ahead = [&] {
+                if (kb + 1 < num_kb) {
+                    if (kb + 2 < num_kb) load_sb(kb + 2, lo_after, hi_after);
+                    ptx::mbarrier_wait(ptx::smem_addr(&smem.full_barriers[ring.stage]), ring.phase);
+                    read_sa(smem, ring.stage, row0, sa_next);
+                }
+            };
+            mma_and_promote<0>(smem, stage, wg, lane, peer_alive, former, sa, lo, hi, acc, tmp, ahead);
+#pragma unroll
+            for (int w = 0; w < kNumWaves; ++w) {
+                sa[w][0] = sa_next[w][0];
+                sa[w][1] = sa_next[w][1];
+            }
+            lo = lo_next;
+            hi = hi_next;
+            lo_next = lo_after;
+            hi_next = hi_after;
         }
     }
 
@@ -577,39 +646,18 @@ struct Fp8GemmKernel {
                 sfb_hi = straddles ? sfb_lo + sf_k : sfb_lo;
             }
 
-            // 1D2D B scales run one k-block ahead: the loads for kb + 1 are issued before kb's full-barrier wait
-            // (volatile, so the compiler cannot sink them below it as it did with plain loads: ncu showed the FMUL
-            // waiting on them each k-block), and the first ones -- an HBM miss -- overlap the first TMA.
-            float sb_lo_next = 0.f, sb_hi_next = 0.f;
             const bool pipelined = kPipelined && tile.loads && tile.num_k_blocks > 0;
-            if (pipelined) mainloop_pipelined(smem, ring, tile, sfb_lo, sfb_hi, former, wg, row0, lane, acc);
-            if (!kIs1D1D && tile.num_k_blocks > 0 && !pipelined) {
-                sb_lo_next = ptx::ld_global_nc_volatile(sfb_lo);
-                if constexpr (!kUniformSb) sb_hi_next = ptx::ld_global_nc_volatile(sfb_hi);
-            }
-            for (uint32_t kb = 0; kb < (pipelined ? 0u : tile.num_k_blocks); ++kb) {
-                const uint32_t stage = ring.stage;
-                const float sb_lo = sb_lo_next;
-                const float sb_hi = kUniformSb ? sb_lo_next : sb_hi_next;
-                if (!kIs1D1D && kb + 1 < tile.num_k_blocks) {
-                    sb_lo_next = ptx::ld_global_nc_volatile(sfb_lo + kb + 1);
-                    if constexpr (!kUniformSb) sb_hi_next = ptx::ld_global_nc_volatile(sfb_hi + kb + 1);
+            if (pipelined) {
+                mainloop_pipelined(smem, ring, tile, sfb_lo, sfb_hi, former, wg, row0, lane, acc);
+            } else if (tile.loads && tile.num_k_blocks > 0) {
+                mainloop_serial(smem, ring, tile, sfb_lo, sfb_hi, former, wg, row0, lane, acc, tmp);
+            } else {
+                // Zero tile of a cluster: the stages pass through so both rings stay in step; nothing is read.
+                for (uint32_t kb = 0; kb < tile.num_k_blocks; ++kb) {
+                    ptx::mbarrier_wait(ptx::smem_addr(&smem.full_barriers[ring.stage]), ring.phase);
+                    release(smem, ring.stage, tile.coord.peer_alive, lane);
+                    ring.advance();
                 }
-                ptx::mbarrier_wait(ptx::smem_addr(&smem.full_barriers[stage]), ring.phase);
-                if (tile.loads) {
-                    // Scales are read before the stage is released.
-                    float sa[kNumWaves][2];
-#pragma unroll
-                    for (int w = 0; w < kNumWaves; ++w) {
-                        sa[w][0] = smem.sfa[stage][w * kWaveRows + row0];
-                        sa[w][1] = smem.sfa[stage][w * kWaveRows + row0 + 8];
-                    }
-                    mma_and_promote<0>(smem, stage, wg, lane, tile.coord.peer_alive, former, sa, sb_lo, sb_hi, acc,
-                                       tmp);
-                } else {
-                    release(smem, stage, tile.coord.peer_alive, lane);
-                }
-                ring.advance();
             }
             if constexpr (kKind == prims::kContiguous) {
                 if (tile.row_mask) Epilogue::mask_padding_rows(p, acc, tile, wg, warp, lane);
