@@ -233,7 +233,7 @@ Fp8GemmConfig forced_config(const Fp8GemmProblem& p) {
                   "TESSERA_FP8_CONFIG: tile ", c.block_m, "x", c.block_n, " is not legal for this kernel");
     TESSERA_CHECK(p.block_m == 0 || c.block_m == p.block_m, "TESSERA_FP8_CONFIG: this problem fixes the tile's rows to ",
                   p.block_m, " (contiguous layout alignment), got ", c.block_m);
-    TESSERA_CHECK(c.cluster_m * c.cluster_n <= 2 && (c.cluster_n == 1 || p.allow_a_multicast) &&
+    TESSERA_CHECK(c.cluster_m * c.cluster_n <= (p.allow_cluster ? 2 : 1) && (c.cluster_n == 1 || p.allow_a_multicast) &&
                       (c.split_k == 1 || (p.allow_split_k && c.cluster_m * c.cluster_n == 1 && c.split_k <= 8)),
                   "TESSERA_FP8_CONFIG: cluster ", c.cluster_m, "x", c.cluster_n, " / split-K ", c.split_k,
                   " not available for this problem");

@@ -149,8 +149,9 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
     problem.reserved_regs = problem.allow_cluster ? 32 : 48;  // mirrors the kernel's kReservedRegs
     problem.allow_split_k = key.kind == GemmKind::kDense && key.mode == heuristics::Fp8GemmMode::k1D2D;
     problem.allow_a_multicast = key.kind == GemmKind::kDense;
-    // Tuning sweeps force dense and per-row contiguous plans (whose BLOCK_M stays the alignment's).
-    if ((key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous) && !options().fp8_config.empty())
+    // Tuning sweeps force dense, per-row contiguous (whose BLOCK_M stays the alignment's) and masked plans.
+    if ((key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous || key.kind == GemmKind::kMasked) &&
+        !options().fp8_config.empty())
         apply_forced_config(options().fp8_config, problem);
     return problem;
 }
