@@ -425,11 +425,12 @@ struct Fp8GemmKernel {
     // in one batch of the other warpgroup (256 cycles at 256x128) or the tensor cores idle; measured on the H200
     // (dev/fp8_gemm/overlap_probe.cu): the promotion FFMAs alone fit, with the barrier wait and scale loads they do
     // not.
-    template <int kSplit, class Ahead>
+    template <int kSplit, class AfterFirst, class Ahead>
     TESSERA_DEVICE static void mma_and_promote(SharedStorage& smem, uint32_t stage, uint32_t wg, uint32_t lane,
-                                               bool peer_alive, uint32_t former, const float (&sa)[kNumWaves][2],
+                                               uint32_t former, const float (&sa)[kNumWaves][2],
                                                float sb_lo, float sb_hi, float (&acc)[kNumWaves][kFinalRegs],
-                                               float (&tmp)[kWgmmaN / 2], const Ahead& ahead) {
+                                               float (&tmp)[kWgmmaN / 2], const AfterFirst& after_first,
+                                               const Ahead& ahead) {
 #pragma unroll
         for (int w = 0; w < kNumWaves; ++w) {
             // 1D1D: this thread's B scales for the split, read before the release below lets TMA overwrite them.
@@ -443,15 +444,15 @@ struct Fp8GemmKernel {
                 }
             }
             mma_issue<kSplit>(smem, stage, w * kWaveRows + wg * 64, wg, tmp);
+            if (w == 0 && kSplit == 0) after_first();
             const bool last = w == kNumWaves - 1 && kSplit == kNumNSplits - 1;
             if (last) ahead();
             mma_wait(tmp);
-            if (last) release(smem, stage, peer_alive, lane);
             promote<kSplit>(acc[w] + kSplit * kSplitChunks * 4, tmp, sa[w][0], sa[w][1], sb_lo, sb_hi, sb_cols,
                             former);
         }
         if constexpr (kSplit + 1 < kNumNSplits) {
-            mma_and_promote<kSplit + 1>(smem, stage, wg, lane, peer_alive, former, sa, sb_lo, sb_hi, acc, tmp, ahead);
+            mma_and_promote<kSplit + 1>(smem, stage, wg, lane, former, sa, sb_lo, sb_hi, acc, tmp, after_first, ahead);
         }
     }
 
@@ -497,7 +498,12 @@ struct Fp8GemmKernel {
                     read_sa(smem, ring.stage, row0, sa_next);
                 }
             };
-            mma_and_promote<0>(smem, stage, wg, lane, peer_alive, former, sa, lo, hi, acc, tmp, ahead);
+            // EXPERIMENT: the previous k-block's stage is released once this k-block's first batch is issued, not
+            // between its last wgmma wait and the promotion (off the wait-to-issue path).
+            const auto after_first = [&] {
+                if (kb > 0) release(smem, stage == 0 ? kNumStages - 1 : stage - 1, peer_alive, lane);
+            };
+            mma_and_promote<0>(smem, stage, wg, lane, former, sa, lo, hi, acc, tmp, after_first, ahead);
 #pragma unroll
             for (int w = 0; w < kNumWaves; ++w) {
                 sa[w][0] = sa_next[w][0];
@@ -508,6 +514,7 @@ struct Fp8GemmKernel {
             lo_next = lo_after;
             hi_next = hi_after;
         }
+        release(smem, ring.stage == 0 ? kNumStages - 1 : ring.stage - 1, peer_alive, lane);
     }
 
     // ---------------------------------------------------------------------------------------------------------------
