@@ -45,24 +45,28 @@ for name in ("ours", "cublas"):
             print(f"  {metric:70s} {r.get('Metric Value', '')} {r.get('Metric Unit', '')}")
 path = os.path.join(out, "ours.sass.csv")
 if os.path.exists(path):
-    rows = list(csv.DictReader(open(path)))
-    stall_cols = [c for c in (rows[0].keys() if rows else []) if c.startswith("stall_") or "Stall" in c]
-    groups = {"FFMA": [], "DEPBAR": [], "SYNCS": [], "BAR": [], "QGMMA": []}
-    for r in rows:
-        src = r.get("Source", "")
-        for g in groups:
-            if src.strip().startswith(g) or f" {g}" in src:
-                groups[g].append(r)
-                break
-    print("== ours: sampled stalls by instruction group (sum over instructions)")
-    for g, rs in groups.items():
-        totals = {}
-        for r in rs:
-            for c in stall_cols:
-                try:
-                    totals[c] = totals.get(c, 0.0) + float(r[c] or 0)
-                except ValueError:
-                    pass
-        top = sorted(totals.items(), key=lambda kv: -kv[1])[:5]
-        print(f"  {g:7s} ({len(rs)} instr): " + ", ".join(f"{k}={v:.0f}" for k, v in top))
+    # The source page's CSV starts with a "Kernel Name" line; the column header is the second line.
+    rows = list(csv.reader(open(path)))
+    header = rows[1] if len(rows) > 1 else []
+    data = [dict(zip(header, r)) for r in rows[2:]]
+    stall_cols = [c for c in header if c.startswith("stall_") and "Not Issued" not in c]
+    def num(x):
+        try:
+            return float((x or "0").replace(",", ""))
+        except ValueError:
+            return 0.0
+    total = sum(num(d[c]) for d in data for c in stall_cols) or 1.0
+    print("== ours: share of stall samples by instruction (above 1 %), then by opcode")
+    by_op = {}
+    for i, d in enumerate(data):
+        src = d.get("Source", "").strip()
+        share = sum(num(d[c]) for c in stall_cols) / total
+        words = src.split()
+        op = (words[1] if words and words[0].startswith("@") and len(words) > 1 else (words or ["?"])[0]).split(".")[0]
+        by_op[op] = by_op.get(op, 0.0) + share
+        if share > 0.01:
+            top = sorted(((num(d[c]) / total, c[6:]) for c in stall_cols), reverse=True)[:2]
+            print(f"  {i:4d} {src[:60]:60s} {share:.3f}  " + " ".join(f"{n}={v:.3f}" for v, n in top))
+    for op, share in sorted(by_op.items(), key=lambda kv: -kv[1])[:8]:
+        print(f"  {op:12s} {share:.3f}")
 EOF

@@ -8,8 +8,13 @@
 //   0  free (both issue as soon as their previous batch is promoted)
 //   1  turns, passed after the issue (the shipped kernel's kOrderedMath)
 //   2  turns, passed after the batch completed (branch exp/turn-after-wait)
-// If F = 64 costs about F issue cycles per warp on top of F = 0 under every order, the tensor cores do not run while
-// the promotion issues, whatever the order; if order 2 hides it, the shipped order is the problem.
+// Measured on the H200 (2026-11-30, docs/perf/fp8_gemm.md v6), cycles per iteration against the floor:
+//   order 1: N 128 F 64 -> 512.0 (exactly the floor), N 128 F 128 -> 744, N 256 F 128 -> 1024.0 (the floor)
+//   order 0: 688 / 816 / 1296;  order 2: 848 / 976 / 1488
+// So with turns passed after the issue the promotion of one warpgroup hides completely behind the other's batch as
+// long as it fits in it; FFMAs run at about half rate while the tensor cores are busy (F 128 at N 128 does not fit).
+// Rows with F = 0 or FFMAs that do not read tmp are NOT valid measurements: ptxas removes the wgmma batches whose
+// results are never read (they ran "faster" than the tensor-core floor).
 //
 // Build and run on the GPU machine (from the repository root):
 //   nvcc -std=c++20 -O3 -gencode arch=compute_90a,code=sm_90a -Ikernels dev/fp8_gemm/overlap_probe.cu -o /tmp/overlap_probe && /tmp/overlap_probe
