@@ -34,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -379,11 +380,20 @@ def suite_cold_compile(quick):
     pattern = re.compile(r"^(nvrtc|nvcc)-\S+ compiled\s+([0-9.]+) s\s+regs\s+(-?\d+)\s+spills (-?\d+)/(-?\d+)\s+(\S+)")
     for compiler in ("nvrtc", "nvcc"):
         with tempfile.TemporaryDirectory(prefix="tessera-cold-") as cache:
+            start = time.perf_counter()
             out = subprocess.run([command, "compile", "--compiler", compiler, "--suite", "fp8_gemm"],
                                  env=dict(os.environ, TESSERA_CACHE_DIR=cache), capture_output=True, text=True)
+            wall = time.perf_counter() - start
         if out.returncode != 0:
             raise RuntimeError(f"tessera compile --compiler {compiler} failed: {out.stderr.strip()[-300:]}")
         lines = [m for m in map(pattern.match, out.stdout.splitlines()) if m]
+        # The per-kernel figures time the compiler call alone. The command's wall time per kernel adds process start,
+        # include hashing and the cache writes. On the GPU machine NVRTC's timed calls summed to a fraction of it
+        # (docs/perf/fp8_gemm.md v6), so the wall row is the figure to quote until that is explained.
+        if lines:
+            yield Row("cold-compile", f"{compiler} wall per kernel, tessera compile of {len(lines)}",
+                      {"compiler": compiler}, ref=dict(dg_compile_s=DG_COLD_COMPILE_S[compiler]),
+                      result=dict(compile_s=wall / len(lines)))
         for m in lines[:4] if quick else lines:
             spec = m.group(6)
             f = dict(kv.split("=") for kv in spec[spec.index("{") + 1:-1].split(","))
@@ -576,7 +586,7 @@ def geomeans(rows):
     if rows and rows[0].suite == "cold-compile":
         for compiler in ("nvrtc", "nvcc"):
             times = sorted(r.result["compile_s"] for r in rows
-                           if r.shape["compiler"] == compiler and "first" not in r.label)
+                           if r.shape["compiler"] == compiler and "first" not in r.label and "wall" not in r.label)
             if times:
                 print(f"  {compiler}: median {times[len(times) // 2]:.3f} s, max {times[-1]:.3f} s over {len(times)} "
                       f"kernels (target <= 1 s; DeepGEMM {DG_COLD_COMPILE_S[compiler]} s)")
