@@ -149,4 +149,15 @@ TEST(Fp8GemmHeuristics, ForcedConfigsAreCheckedAndHonored) {
     p.forced_block_m = 256;
     p.forced_cluster_m = 1;
     EXPECT_THROW(choose_fp8_gemm_config(p), tessera::InvalidArgument);
+    // Masked plans take no cluster: a forced tile is honored, a forced pair is refused.
+    Fp8GemmProblem masked{192, 6144, 7168, Fp8GemmMode::k1D2D, 132, 232448};
+    masked.num_groups = 32;
+    masked.allow_cluster = false;
+    masked.reserved_regs = 48;
+    masked.forced_block_m = 128;
+    masked.forced_block_n = 128;
+    EXPECT_EQ(choose_fp8_gemm_config(masked).block_n, 128);
+    EXPECT_EQ(choose_fp8_gemm_config(masked).cluster_m * choose_fp8_gemm_config(masked).cluster_n, 1);
+    masked.forced_cluster_m = 2;
+    EXPECT_THROW(choose_fp8_gemm_config(masked), tessera::InvalidArgument);
 }
