@@ -4,7 +4,7 @@
 # kernel variant directory given (made with dev/kernel_variant.sh) against the working tree's kernels.
 #
 #   dev/mainloop_experiments.sh [VARIANT_DIR ...]        (logs under $OUT; about 3 minutes plus 1 per variant)
-#   SKIP_PROBE=1 dev/mainloop_experiments.sh ...         (only the variant sweeps: 4 dense 1D2D + 3 1D1D shapes)
+#   SKIP_PROBE=1 dev/mainloop_experiments.sh ...         (only the variant sweeps: 5 dense 1D2D + 3 1D1D shapes)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -21,7 +21,7 @@ export PYTHONPATH=${PYTHONPATH:-$PWD/build-gpu/python}
     variants=()
     for dir in "$@"; do variants+=(--variant "TESSERA_KERNEL_DIR=$(cd "$dir" && pwd)"); done
     if [ ${#variants[@]} -gt 0 ]; then
-        for shape in "4096 7168 16384" "4096 4096 7168" "4096 2112 7168" "4096 7168 2048" \
+        for shape in "4096 7168 16384" "4096 4096 7168" "4096 2112 7168" "4096 576 7168" "4096 7168 2048" \
                      "576 4096 7168 --1d1d" "24576 4096 1536 --1d1d" "7168 4096 16384 --1d1d"; do
             # shellcheck disable=SC2086
             timeout 200 python3 bench/sweep_fp8.py $shape --reps 20 "${variants[@]}" 2>&1 | sed -n '/fastest/,$p'
