@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Correctness of kernel variant directories (made with dev/kernel_variant.sh) on the GPU machine, one device call,
 # after a build into build-gpu: the dense and grouped FP8 GPU tests under each variant's kernels (every kernel is
-# JIT-compiled again: about 90 s per variant), and with SANITIZE=1 also memcheck + racecheck on two small kernels.
+# JIT-compiled again: about 90 s per variant, so four fit one call), and with SANITIZE=1 also memcheck + racecheck
+# on two small kernels. Build first: dev/build_gpu.sh.
 #
 #   dev/verify_variants.sh variants/a variants/b ...     (logs under $OUT; a summary line per variant at the end)
 set -uo pipefail
