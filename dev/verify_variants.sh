@@ -21,11 +21,12 @@ for dir in "$@"; do
     summary+=("$name: $(tail -1 "$log")")
     if [ -n "${SANITIZE:-}" ]; then
         for tool in memcheck racecheck; do
+            verdict=clean
             timeout 200 compute-sanitizer --tool $tool --error-exitcode 1 python3 -m pytest -q -p no:cacheprovider \
-                tests/python/test_fp8_gemm_gpu.py -k 'test_odd_shapes and 33-136' >>"$log" 2>&1 &&
+                tests/python/test_fp8_gemm_gpu.py -k 'test_odd_shapes and 33-136' >>"$log" 2>&1 || verdict=FAILED
             timeout 200 compute-sanitizer --tool $tool --error-exitcode 1 python3 -m pytest -q -p no:cacheprovider \
-                tests/python/test_fp8_grouped_gpu.py -k 'test_masked_edges' >>"$log" 2>&1
-            summary+=("$name $tool: $([ $? -eq 0 ] && echo clean || echo FAILED)")
+                tests/python/test_fp8_grouped_gpu.py -k 'test_masked_edges' >>"$log" 2>&1 || verdict=FAILED
+            summary+=("$name $tool: $verdict")
         done
     fi
     unset TESSERA_KERNEL_DIR

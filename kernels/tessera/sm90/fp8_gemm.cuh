@@ -153,8 +153,8 @@ struct Fp8GemmKernel {
     static constexpr int kWgmmaN = kNumNSplits > 0 ? kBlockN / kNumNSplits : 8;
     static constexpr int kSplitChunks = kWgmmaN / 8;  // 8-column accumulator chunks per wgmma
     // Pipelined mainloop (one wave, one N split): two temporaries, so k-block kb+1's wgmma batch runs while kb's is
-    // promoted. Measured on the H200: with a single temporary the promotion FFMAs do not overlap the other
-    // warpgroup's wgmma (the tensor cores idle for them: 25 % of the mainloop at 256x128), whatever the issue order.
+    // promoted. With a single temporary the promotion overlaps only the other warpgroup's batch, and only if the
+    // warpgroups take turns and the path from a wait to the next issue is short (docs/perf/fp8_gemm.md v6).
     // Needs the main accumulator, two temporaries and (1D1D) two k-blocks of B scales in the register budget, plus
     // room for the split-K reduction's addressing (64x136 split 8 spilled 8 bytes without it).
     static constexpr bool kPipelined =
@@ -433,7 +433,7 @@ struct Fp8GemmKernel {
                                                const Ahead& ahead) {
 #pragma unroll
         for (int w = 0; w < kNumWaves; ++w) {
-            // 1D1D: this thread's B scales for the split, read before the release below lets TMA overwrite them.
+            // 1D1D: this thread's B scales for the split, read before the stage's release lets TMA overwrite them.
             float sb_cols[kIs1D1D ? 2 * kSplitChunks : 1];
             if constexpr (kIs1D1D) {
 #pragma unroll
