@@ -8,8 +8,9 @@
 //   A e4m3 [M,K] K-major, B e4m3 [N,K] K-major; TMA boxes [128 K][kBlockM or kBlockN rows], 128B swizzle.
 //   K % 16 == 0 (16-byte global strides); a partial last K block is zero-filled by TMA, so the math is unaffected.
 //   SFA FP32, element (m,kb) at kb*align(M,4) + m: TMA box [kBlockM][1]. 1D1D SFB is the same over N, box [kBlockN][1].
-//   1D2D SFB FP32 [ceil(N/128)][ceil(K/128)] row-major, read by the consumers with ordinary (L1-cached) loads: a
-//   tile needs at most two values per k-block, issued before the full-barrier wait so their latency hides behind it.
+//   1D2D SFB FP32 [ceil(N/128)][ceil(K/128)] row-major: a tile needs at most two values per k-block. One lane of the
+//   producer warpgroup loads them ahead and stores them into the stage (load_b_scales); the consumers read them from
+//   shared memory with the A scales.
 //   D row-major, written per 64-row slice by TMA stores that clip at M and N; a tile whose rows must stop early
 //   (grouped kinds, valid_rows < kBlockM) is written from registers straight to global memory instead.
 //
@@ -28,12 +29,14 @@
 //   Consumer warpgroup g owns rows w*64*W + g*64 .. +64 of the tile for each wave w < kNumWaves (kBlockM/(64*W)).
 //
 // Barrier protocol (S = kNumStages, ring state persists across tiles):
-//   full[s]  count 1: the producer's arrive.expect_tx(A+B+SFA(+SFB) box bytes, OOB fill included); TMA completes tx.
+//   full[s]  count 1 (1D1D) or 2 (1D2D): the producer's arrive.expect_tx(A+B+SFA(+SFB) box bytes, OOB fill
+//            included), TMA completing the tx; 1D2D also the B-scale loader's arrive after its stores to sfb[s].
 //   empty[s] count kClusterSize * (math warps): one arrival per consumer warp per CTA of the cluster.
 //   Producer per k-block: wait empty[s] (parity phase^1; a fresh barrier passes), issue TMA, arrive.expect_tx(full[s]).
 //   Consumer per k-block (serial): wgmma into a temporary accumulator; after the first batch is issued, release
-//   empty[s-1] of the previous k-block; while the last batch runs, wait full[s+1] and read its scales; wait_group 0,
-//   promote. The first k-block's full[s] is waited for before the loop, the last stage released after it.
+//   empty[s-1] of the previous k-block (kLateRelease; else empty[s] after the wait below); while the last batch
+//   runs, wait full[s+1] and read its scales; wait_group 0, promote. The first k-block's full[s] is waited for
+//   before the loop, the last stage released after it.
 //   Pipelined (kPipelined, one-wave tiles): kb's batch goes into the other temporary before kb-1's is retired with
 //   wait_group 1; empty[s] of kb-1 is released at its retirement. Two-wave tiles with two warpgroups issue their
 //   batches in turns (kOrderedMath, named barriers 3 and 4).
@@ -48,7 +51,7 @@
 //
 // Shared memory (kSmemBytes = sizeof(SharedStorage), base 1024-byte aligned):
 //   align(S*(4*kBlockM + sfb_stage + 16), 1024) + D tile (kBlockM*kBlockN*out_bytes) + S*128*(kBlockM + kBlockN)
-//   sfb_stage = 4 (1D2D: one reserved float, no zero-length arrays) or 4*align(kBlockN,32) (1D1D); every A/B stage
+//   sfb_stage = 8 (1D2D: the stage's two B scales) or 4*align(kBlockN,32) (1D1D); every A/B stage
 //   and the D tile start on 1 KB.
 #pragma once
 
@@ -174,7 +177,8 @@ struct Fp8GemmKernel {
     static constexpr int kSwizzleDBytes = OutTile::kSwizzleBytes;
 
     // 1D1D: a TMA destination, padded to 128 bytes so every stage's box starts 128-byte aligned.
-    static constexpr int kSfbStageFloats = kIs1D1D ? align_up(kBlockN, 32) : 1;
+    // 1D2D: the stage's two B scales (the tile's first and second 128-column block), stored by the scale loader.
+    static constexpr int kSfbStageFloats = kIs1D1D ? align_up(kBlockN, 32) : 2;
     static constexpr uint32_t kTxBytes =
         (kBlockM + kBlockN) * kBlockK + kBlockM * 4 + (kIs1D1D ? kBlockN * 4 : 0);
     static constexpr uint32_t kEpilogueBarrierBase = 1;  // named barrier ids 1, 2; id 0 is __syncthreads
@@ -182,9 +186,18 @@ struct Fp8GemmKernel {
     // issue"). Without an order both wait on the same full barrier, issue together, the tensor cores interleave the
     // two batches, both finish together and both promote together while the tensor cores idle. In turns, one
     // warpgroup's batch queues behind the other's, so each promotion overlaps the other warpgroup's wgmma.
+    // One-wave tiles (each warpgroup 64 rows of a 128-row tile) take turns only in 1D1D with a ring of >= 4 stages:
+    // there the per-column promotion is long enough to gain (H200, 7168x4096x16384 128x152: 981 -> 962 us), while
+    // 1D2D one-wave tiles and 3-stage rings measured 0.5-2 % slower in turns (docs/perf/fp8_gemm.md v7).
     static constexpr bool kOrderedMath =
-        kNumMathWarpgroups == 2 && kNumWaves == 2 && fp8_gemm_detail::math_order<Config>();
+        kNumMathWarpgroups == 2 && !kPipelined && (kNumWaves == 2 || (kIs1D1D && kNumStages >= 4)) &&
+        fp8_gemm_detail::math_order<Config>();
     static constexpr uint32_t kTurnBarrierBase = 3;
+    // Serial mainloop: release a stage after the next k-block's first wgmma issue instead of between the stage's last
+    // wgmma wait and its promotion, which takes the release off the wait-to-issue path (H200: 256x128 1-2 % faster
+    // at M = 4096, 128x192 4 stages 1 %). The refill then starts one promotion later, which short k-blocks on a
+    // 3-stage ring do not absorb: 1D1D 128x160 3 stages ran 11-17 % slower (576x4096x7168, 24576x4096x1536).
+    static constexpr bool kLateRelease = kNumWaves == 2 || kNumStages >= 4;
 
     // ---------------------------------------------------------------------------------------------------------------
     struct BaseParams {
@@ -213,7 +226,7 @@ struct Fp8GemmKernel {
     // 1 KB.
     struct SharedStorage {
         float sfa[kNumStages][kBlockM];          // [stage][kBlockM] fp32, TMA
-        float sfb[kNumStages][kSfbStageFloats];  // 1D1D: [stage][align(kBlockN,32)] fp32, TMA; 1D2D: reserved
+        float sfb[kNumStages][kSfbStageFloats];  // 1D1D: [stage][align(kBlockN,32)] fp32, TMA; 1D2D: [stage][lo, hi]
         uint64_t full_barriers[kNumStages];
         uint64_t empty_barriers[kNumStages];
         alignas(1024) uint8_t d[kDTileBytes];  // [atom][kBlockM][atom bytes], store swizzle (split-K: partials)
@@ -362,9 +375,66 @@ struct Fp8GemmKernel {
             }
         }
     }
+    // 1D2D: the SFB rows of a tile's first and (if it straddles a 128-column boundary inside N) second B-scale block,
+    // offset to the tile's first k-block.
+    TESSERA_DEVICE static void b_scale_rows(const Params& p, const prims::GemmTile& tile, const float*& lo,
+                                            const float*& hi) {
+        const uint32_t n = shape_n(p);
+        const uint32_t sf_k = ceil_div(shape_k(p), 128u);
+        const uint32_t n0 = tile.coord.n_block * kBlockN;
+        const uint32_t n_sf_blocks = ceil_div(n, 128u);
+        lo = p.sfb + (static_cast<uint64_t>(tile.group) * n_sf_blocks + n0 / 128) * sf_k + tile.k_begin;
+        const bool straddles = (n0 % 128) + kBlockN > 128 && (n0 / 128 + 1) * 128 < n;
+        hi = straddles ? lo + sf_k : lo;
+    }
+
+    // 1D2D, one lane of the producer warpgroup's second warp. Walks the producer's ring and puts each k-block's two B
+    // scales into its stage (smem.sfb), then arrives on the full barrier (count 2 in 1D2D: this arrival and the TMA
+    // producer's): the consumers read them with the stage's A scales, from shared memory. ncu showed the consumers'
+    // own global loads of them stalling on the path between a wgmma wait and the next issue (docs/perf/fp8_gemm.md v6).
+    // Each k-block's loads are issued one step ahead, before the wait for its stage, so their latency overlaps it.
+    TESSERA_DEVICE static void load_b_scales(const Params& p, SharedStorage& smem) {
+        Scheduler scheduler(scheduler_args(p), blockIdx.x, Config::kNumSMs);
+        Ring ring;
+        prims::GemmTile tile;
+        while (scheduler.next(tile)) {
+            const float* sfb_lo = nullptr;
+            const float* sfb_hi = nullptr;
+            b_scale_rows(p, tile, sfb_lo, sfb_hi);
+            const uint32_t num_kb = tile.loads ? tile.num_k_blocks : 0u;
+            float lo_next = 0.f, hi_next = 0.f;
+            if (num_kb > 0) {
+                lo_next = ptx::ld_global_nc_volatile(sfb_lo);
+                hi_next = kUniformSb ? lo_next : ptx::ld_global_nc_volatile(sfb_hi);
+            }
+#pragma unroll 1
+            for (uint32_t kb = 0; kb < tile.num_k_blocks; ++kb) {
+                const float lo = lo_next, hi = hi_next;
+                if (kb + 1 < num_kb) {
+                    lo_next = ptx::ld_global_nc_volatile(sfb_lo + kb + 1);
+                    hi_next = kUniformSb ? lo_next : ptx::ld_global_nc_volatile(sfb_hi + kb + 1);
+                }
+                const uint32_t s = ring.stage;
+                ptx::mbarrier_wait(ptx::smem_addr(&smem.empty_barriers[s]), ring.phase ^ 1u);
+                if (num_kb > 0) {
+                    smem.sfb[s][0] = lo;
+                    smem.sfb[s][1] = hi;
+                }
+                // mbarrier.arrive has release semantics: the stores above are visible to a consumer whose wait on
+                // this phase succeeds.
+                ptx::mbarrier_arrive(ptx::smem_addr(&smem.full_barriers[s]));
+                ring.advance();
+            }
+        }
+    }
+
     // ---------------------------------------------------------------------------------------------------------------
     TESSERA_DEVICE static void release(SharedStorage& smem, uint32_t stage, bool peer_alive, uint32_t lane) {
         const uint32_t bar = ptx::smem_addr(&smem.empty_barriers[stage]);
+        // The warp's shared-memory reads of the stage (its lanes' scales) happen before the elected lane's arrive:
+        // mbarrier.arrive releases only the arriving thread's own accesses, so without this sync another lane's read
+        // would formally race the producer's next write of that stage (1D2D B scales are generic-proxy stores).
+        __syncwarp();
         if constexpr (kClusterSize == 1) {
             if (lane == 0) ptx::mbarrier_arrive(bar);
         } else if (lane < 2) {
@@ -427,7 +497,7 @@ struct Fp8GemmKernel {
     // not.
     template <int kSplit, class AfterFirst, class Ahead>
     TESSERA_DEVICE static void mma_and_promote(SharedStorage& smem, uint32_t stage, uint32_t wg, uint32_t lane,
-                                               uint32_t former, const float (&sa)[kNumWaves][2],
+                                               bool peer_alive, uint32_t former, const float (&sa)[kNumWaves][2],
                                                float sb_lo, float sb_hi, float (&acc)[kNumWaves][kFinalRegs],
                                                float (&tmp)[kWgmmaN / 2], const AfterFirst& after_first,
                                                const Ahead& ahead) {
@@ -448,63 +518,58 @@ struct Fp8GemmKernel {
             const bool last = w == kNumWaves - 1 && kSplit == kNumNSplits - 1;
             if (last) ahead();
             mma_wait(tmp);
+            if (!kLateRelease && last) release(smem, stage, peer_alive, lane);
             promote<kSplit>(acc[w] + kSplit * kSplitChunks * 4, tmp, sa[w][0], sa[w][1], sb_lo, sb_hi, sb_cols,
                             former);
         }
         if constexpr (kSplit + 1 < kNumNSplits) {
-            mma_and_promote<kSplit + 1>(smem, stage, wg, lane, former, sa, sb_lo, sb_hi, acc, tmp, after_first, ahead);
+            mma_and_promote<kSplit + 1>(smem, stage, wg, lane, peer_alive, former, sa, sb_lo, sb_hi, acc, tmp, after_first, ahead);
         }
     }
 
-    TESSERA_DEVICE static void read_sa(SharedStorage& smem, uint32_t stage, uint32_t row0, float (&sa)[kNumWaves][2]) {
+    // The stage's scales: A for this thread's rows, and (1D2D) the tile's two B scales.
+    TESSERA_DEVICE static void read_scales(SharedStorage& smem, uint32_t stage, uint32_t row0,
+                                           float (&sa)[kNumWaves][2], float& sb_lo, float& sb_hi) {
 #pragma unroll
         for (int w = 0; w < kNumWaves; ++w) {
             sa[w][0] = smem.sfa[stage][w * kWaveRows + row0];
             sa[w][1] = smem.sfa[stage][w * kWaveRows + row0 + 8];
         }
+        if constexpr (!kIs1D1D) {
+            sb_lo = smem.sfb[stage][0];
+            sb_hi = kUniformSb ? sb_lo : smem.sfb[stage][1];
+        } else {
+            sb_lo = sb_hi = 0.f;  // 1D1D reads per-column B scales (sb_cols) instead
+        }
     }
 
     // Serial mainloop of one tile (tile.loads, not kPipelined): one temporary, each batch retired before the next.
-    // The next k-block's full barrier and A scales are taken while this k-block's last batch runs (see `ahead`
-    // above), and the 1D2D B scales are loaded two k-blocks ahead (volatile loads, issued early: an L2 hit outlasts
-    // one k-block's promotion, and ncu showed the scale FMULs waiting on plain loads the compiler had sunk).
+    // The next k-block's full barrier and scales are taken while this k-block's last batch runs (see `ahead` above).
     TESSERA_DEVICE static void mainloop_serial(SharedStorage& smem, Ring& ring, const prims::GemmTile& tile,
-                                               const float* sfb_lo, const float* sfb_hi, uint32_t former,
-                                               uint32_t wg, uint32_t row0, uint32_t lane,
+                                               uint32_t former, uint32_t wg, uint32_t row0, uint32_t lane,
                                                float (&acc)[kNumWaves][kFinalRegs], float (&tmp)[kWgmmaN / 2]) {
         const uint32_t num_kb = tile.num_k_blocks;
         const bool peer_alive = tile.coord.peer_alive;
-        float lo = 0.f, hi = 0.f, lo_next = 0.f, hi_next = 0.f;  // 1D2D B scales of kb and kb + 1
-        const auto load_sb = [&](uint32_t kb, float& l, float& h) {
-            if constexpr (!kIs1D1D) {
-                l = ptx::ld_global_nc_volatile(sfb_lo + kb);
-                h = kUniformSb ? l : ptx::ld_global_nc_volatile(sfb_hi + kb);
-            }
-        };
-        load_sb(0, lo, hi);
-        if (num_kb > 1) load_sb(1, lo_next, hi_next);
         ptx::mbarrier_wait(ptx::smem_addr(&smem.full_barriers[ring.stage]), ring.phase);
         float sa[kNumWaves][2];
-        read_sa(smem, ring.stage, row0, sa);
+        float lo = 0.f, hi = 0.f;  // 1D2D B scales of this k-block
+        read_scales(smem, ring.stage, row0, sa, lo, hi);
         for (uint32_t kb = 0; kb < num_kb; ++kb) {
             const uint32_t stage = ring.stage;
             ring.advance();
             float sa_next[kNumWaves][2] = {};
-            float lo_after = 0.f, hi_after = 0.f;
+            float lo_next = 0.f, hi_next = 0.f;
             const auto ahead = [&] {
                 if (kb + 1 < num_kb) {
-                    if (kb + 2 < num_kb) load_sb(kb + 2, lo_after, hi_after);
                     ptx::mbarrier_wait(ptx::smem_addr(&smem.full_barriers[ring.stage]), ring.phase);
-                    read_sa(smem, ring.stage, row0, sa_next);
+                    read_scales(smem, ring.stage, row0, sa_next, lo_next, hi_next);
                 }
             };
-            // The previous k-block's stage is released once this k-block's first batch is issued, not between its
-            // last wgmma wait and its promotion: off the wait-to-issue path (H200: 1-2 % at M = 4096). The stage's
-            // data was consumed by that wait; the refill starts one promotion later.
+            // kLateRelease: the previous k-block's stage is released once this k-block's first batch is issued.
             const auto after_first = [&] {
-                if (kb > 0) release(smem, stage == 0 ? kNumStages - 1 : stage - 1, peer_alive, lane);
+                if (kLateRelease && kb > 0) release(smem, stage == 0 ? kNumStages - 1 : stage - 1, peer_alive, lane);
             };
-            mma_and_promote<0>(smem, stage, wg, lane, former, sa, lo, hi, acc, tmp, after_first, ahead);
+            mma_and_promote<0>(smem, stage, wg, lane, peer_alive, former, sa, lo, hi, acc, tmp, after_first, ahead);
 #pragma unroll
             for (int w = 0; w < kNumWaves; ++w) {
                 sa[w][0] = sa_next[w][0];
@@ -512,10 +577,8 @@ struct Fp8GemmKernel {
             }
             lo = lo_next;
             hi = hi_next;
-            lo_next = lo_after;
-            hi_next = hi_after;
         }
-        release(smem, ring.stage == 0 ? kNumStages - 1 : ring.stage - 1, peer_alive, lane);
+        if constexpr (kLateRelease) release(smem, ring.stage == 0 ? kNumStages - 1 : ring.stage - 1, peer_alive, lane);
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -553,16 +616,16 @@ struct Fp8GemmKernel {
     }
 
     // Waits for kb's stage, reads its scales and issues its batch into `tmp`; returns what its retirement needs.
-    TESSERA_DEVICE static Pending issue_step(SharedStorage& smem, Ring& ring, float (&tmp)[kWgmmaN / 2], float sb_lo,
-                                             float sb_hi, uint32_t wg, uint32_t row0, uint32_t lane) {
+    TESSERA_DEVICE static Pending issue_step(SharedStorage& smem, Ring& ring, float (&tmp)[kWgmmaN / 2], uint32_t wg,
+                                             uint32_t row0, uint32_t lane) {
         const uint32_t stage = ring.stage;
         ptx::mbarrier_wait(ptx::smem_addr(&smem.full_barriers[stage]), ring.phase);
         Pending next;
         next.stage = stage;
-        next.sa0 = smem.sfa[stage][row0];
-        next.sa1 = smem.sfa[stage][row0 + 8];
-        next.sb_lo = sb_lo;
-        next.sb_hi = sb_hi;
+        float sa[kNumWaves][2];
+        read_scales(smem, stage, row0, sa, next.sb_lo, next.sb_hi);
+        next.sa0 = sa[0][0];
+        next.sa1 = sa[0][1];
         if constexpr (kIs1D1D) {
 #pragma unroll
             for (int i = 0; i < kSplitChunks; ++i) {
@@ -580,41 +643,21 @@ struct Fp8GemmKernel {
     // (prologue issues tmp0; each iteration issues tmp1 then tmp0): ptxas must see that no accumulator of an
     // in-flight batch is read, or it serializes every wgmma (warning C7514).
     TESSERA_DEVICE static void mainloop_pipelined(SharedStorage& smem, Ring& ring, const prims::GemmTile& tile,
-                                                  const float* sfb_lo, const float* sfb_hi, uint32_t former,
-                                                  uint32_t wg, uint32_t row0, uint32_t lane,
+                                                  uint32_t former, uint32_t wg, uint32_t row0, uint32_t lane,
                                                   float (&acc)[kNumWaves][kFinalRegs]) {
         float tmp0[kWgmmaN / 2], tmp1[kWgmmaN / 2];  // the two temporaries, k-blocks alternate between them
         const uint32_t num_kb = tile.num_k_blocks;
         const bool peer_alive = tile.coord.peer_alive;
-        // 1D2D B scales one k-block ahead, as in the serial loop.
-        float sb_lo_next = 0.f, sb_hi_next = 0.f;
-        if constexpr (!kIs1D1D) {
-            sb_lo_next = ptx::ld_global_nc_volatile(sfb_lo);
-            if constexpr (!kUniformSb) sb_hi_next = ptx::ld_global_nc_volatile(sfb_hi);
-        }
-        float lo = 0.f, hi = 0.f;
-        const auto scales = [&](uint32_t kb) {
-            lo = sb_lo_next;
-            hi = kUniformSb ? sb_lo_next : sb_hi_next;
-            if (!kIs1D1D && kb + 1 < num_kb) {
-                sb_lo_next = ptx::ld_global_nc_volatile(sfb_lo + kb + 1);
-                if constexpr (!kUniformSb) sb_hi_next = ptx::ld_global_nc_volatile(sfb_hi + kb + 1);
-            }
-        };
-        scales(0);
-        Pending older = issue_step(smem, ring, tmp0, lo, hi, wg, row0, lane);
+        Pending older = issue_step(smem, ring, tmp0, wg, row0, lane);
         uint32_t kb = 1;
         for (; kb + 1 < num_kb; kb += 2) {
-            scales(kb);
-            Pending newer = issue_step(smem, ring, tmp1, lo, hi, wg, row0, lane);
+            Pending newer = issue_step(smem, ring, tmp1, wg, row0, lane);
             retire_batch<1>(smem, older, tmp0, peer_alive, lane, former, acc);
-            scales(kb + 1);
-            older = issue_step(smem, ring, tmp0, lo, hi, wg, row0, lane);
+            older = issue_step(smem, ring, tmp0, wg, row0, lane);
             retire_batch<1>(smem, newer, tmp1, peer_alive, lane, former, acc);
         }
         if (kb < num_kb) {
-            scales(kb);
-            Pending newer = issue_step(smem, ring, tmp1, lo, hi, wg, row0, lane);
+            Pending newer = issue_step(smem, ring, tmp1, wg, row0, lane);
             retire_batch<1>(smem, older, tmp0, peer_alive, lane, former, acc);
             retire_batch<0>(smem, newer, tmp1, peer_alive, lane, former, acc);
         } else {
@@ -624,8 +667,6 @@ struct Fp8GemmKernel {
 
     TESSERA_DEVICE static void consume(const Params& p, SharedStorage& smem, uint32_t wg, uint32_t warp,
                                        uint32_t lane) {
-        const uint32_t n = shape_n(p);
-        const uint32_t sf_k = ceil_div(shape_k(p), 128u);  // 1D2D: SFB row length
         const uint32_t row0 = wg * 64 + warp * 16 + lane / 4;  // this thread's first fragment row within a wave
         Scheduler scheduler(scheduler_args(p), blockIdx.x, Config::kNumSMs);
         Ring ring;
@@ -645,20 +686,12 @@ struct Fp8GemmKernel {
             // 1D2D: 8-column chunks of this tile that fall in its first B-scale block (>= tile width: uniform), and
             // the SFB rows of its first and (if it straddles a 128 boundary inside N) second block.
             const uint32_t former = (128 - n0 % 128) / 8;
-            const float* sfb_lo = nullptr;
-            const float* sfb_hi = nullptr;
-            if constexpr (!kIs1D1D) {
-                const uint32_t n_sf_blocks = ceil_div(n, 128u);
-                sfb_lo = p.sfb + (static_cast<uint64_t>(tile.group) * n_sf_blocks + n0 / 128) * sf_k + tile.k_begin;
-                const bool straddles = (n0 % 128) + kBlockN > 128 && (n0 / 128 + 1) * 128 < n;
-                sfb_hi = straddles ? sfb_lo + sf_k : sfb_lo;
-            }
 
             const bool pipelined = kPipelined && tile.loads && tile.num_k_blocks > 0;
             if (pipelined) {
-                mainloop_pipelined(smem, ring, tile, sfb_lo, sfb_hi, former, wg, row0, lane, acc);
+                mainloop_pipelined(smem, ring, tile, former, wg, row0, lane, acc);
             } else if (tile.loads && tile.num_k_blocks > 0) {
-                mainloop_serial(smem, ring, tile, sfb_lo, sfb_hi, former, wg, row0, lane, acc, tmp);
+                mainloop_serial(smem, ring, tile, former, wg, row0, lane, acc, tmp);
             } else {
                 // Zero tile of a cluster: the stages pass through so both rings stay in step; nothing is read.
                 for (uint32_t kb = 0; kb < tile.num_k_blocks; ++kb) {
@@ -702,7 +735,8 @@ struct Fp8GemmKernel {
         }
         if (warp == kProducerWarp + 1 && ptx::elect_one()) {
             for (int s = 0; s < kNumStages; ++s) {
-                ptx::mbarrier_init(ptx::smem_addr(&smem.full_barriers[s]), 1);
+                // 1D2D: the TMA producer's arrival and the B-scale loader's (load_b_scales).
+                ptx::mbarrier_init(ptx::smem_addr(&smem.full_barriers[s]), kIs1D1D ? 1 : 2);
                 ptx::mbarrier_init(ptx::smem_addr(&smem.empty_barriers[s]), kClusterSize * kNumMathThreads / 32);
             }
             ptx::fence_mbarrier_init();
@@ -718,6 +752,9 @@ struct Fp8GemmKernel {
         if (warp >= kProducerWarp) {
             ptx::setmaxnreg_dec<kProducerRegs>();
             if (warp == kProducerWarp && ptx::elect_one()) produce(p, smem);
+            if constexpr (!kIs1D1D) {
+                if (warp == kProducerWarp + 1 && lane == 0) load_b_scales(p, smem);
+            }
             if constexpr (kSplit) {
                 // barrier.cluster counts every thread of the cluster: the producer warpgroup joins the reduction's
                 // two barriers (the consumers' are in reduce_split_k) when its cluster has a tile.
