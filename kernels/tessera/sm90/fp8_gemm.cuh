@@ -8,9 +8,8 @@
 //   A e4m3 [M,K] K-major, B e4m3 [N,K] K-major; TMA boxes [128 K][kBlockM or kBlockN rows], 128B swizzle.
 //   K % 16 == 0 (16-byte global strides); a partial last K block is zero-filled by TMA, so the math is unaffected.
 //   SFA FP32, element (m,kb) at kb*align(M,4) + m: TMA box [kBlockM][1]. 1D1D SFB is the same over N, box [kBlockN][1].
-//   1D2D SFB FP32 [ceil(N/128)][ceil(K/128)] row-major: a tile needs at most two values per k-block. One lane of the
-//   producer warpgroup loads them ahead and stores them into the stage (load_b_scales); the consumers read them from
-//   shared memory with the A scales.
+//   1D2D SFB FP32 [ceil(N/128)][ceil(K/128)] row-major, read by the consumers with ordinary (L1-cached) loads: a
+//   tile needs at most two values per k-block, issued before the full-barrier wait so their latency hides behind it.
 //   D row-major, written per 64-row slice by TMA stores that clip at M and N; a tile whose rows must stop early
 //   (grouped kinds, valid_rows < kBlockM) is written from registers straight to global memory instead.
 //
@@ -29,8 +28,7 @@
 //   Consumer warpgroup g owns rows w*64*W + g*64 .. +64 of the tile for each wave w < kNumWaves (kBlockM/(64*W)).
 //
 // Barrier protocol (S = kNumStages, ring state persists across tiles):
-//   full[s]  count 1 (1D1D) or 2 (1D2D): the producer's arrive.expect_tx(A+B+SFA(+SFB) box bytes, OOB fill
-//            included), TMA completing the tx; 1D2D also the B-scale loader's arrive after its stores to sfb[s].
+//   full[s]  count 1: the producer's arrive.expect_tx(A+B+SFA(+SFB) box bytes, OOB fill included); TMA completes tx.
 //   empty[s] count kClusterSize * (math warps): one arrival per consumer warp per CTA of the cluster.
 //   Producer per k-block: wait empty[s] (parity phase^1; a fresh barrier passes), issue TMA, arrive.expect_tx(full[s]).
 //   Consumer per k-block (serial): wgmma into a temporary accumulator; after the first batch is issued, release
@@ -51,7 +49,7 @@
 //
 // Shared memory (kSmemBytes = sizeof(SharedStorage), base 1024-byte aligned):
 //   align(S*(4*kBlockM + sfb_stage + 16), 1024) + D tile (kBlockM*kBlockN*out_bytes) + S*128*(kBlockM + kBlockN)
-//   sfb_stage = 8 (1D2D: the stage's two B scales) or 4*align(kBlockN,32) (1D1D); every A/B stage
+//   sfb_stage = 4 (1D2D: one reserved float, no zero-length arrays) or 4*align(kBlockN,32) (1D1D); every A/B stage
 //   and the D tile start on 1 KB.
 #pragma once
 
@@ -177,8 +175,7 @@ struct Fp8GemmKernel {
     static constexpr int kSwizzleDBytes = OutTile::kSwizzleBytes;
 
     // 1D1D: a TMA destination, padded to 128 bytes so every stage's box starts 128-byte aligned.
-    // 1D2D: the stage's two B scales (the tile's first and second 128-column block), stored by the scale loader.
-    static constexpr int kSfbStageFloats = kIs1D1D ? align_up(kBlockN, 32) : 2;
+    static constexpr int kSfbStageFloats = kIs1D1D ? align_up(kBlockN, 32) : 1;
     static constexpr uint32_t kTxBytes =
         (kBlockM + kBlockN) * kBlockK + kBlockM * 4 + (kIs1D1D ? kBlockN * 4 : 0);
     static constexpr uint32_t kEpilogueBarrierBase = 1;  // named barrier ids 1, 2; id 0 is __syncthreads
@@ -226,7 +223,7 @@ struct Fp8GemmKernel {
     // 1 KB.
     struct SharedStorage {
         float sfa[kNumStages][kBlockM];          // [stage][kBlockM] fp32, TMA
-        float sfb[kNumStages][kSfbStageFloats];  // 1D1D: [stage][align(kBlockN,32)] fp32, TMA; 1D2D: [stage][lo, hi]
+        float sfb[kNumStages][kSfbStageFloats];  // 1D1D: [stage][align(kBlockN,32)] fp32, TMA; 1D2D: reserved
         uint64_t full_barriers[kNumStages];
         uint64_t empty_barriers[kNumStages];
         alignas(1024) uint8_t d[kDTileBytes];  // [atom][kBlockM][atom bytes], store swizzle (split-K: partials)
@@ -375,66 +372,9 @@ struct Fp8GemmKernel {
             }
         }
     }
-    // 1D2D: the SFB rows of a tile's first and (if it straddles a 128-column boundary inside N) second B-scale block,
-    // offset to the tile's first k-block.
-    TESSERA_DEVICE static void b_scale_rows(const Params& p, const prims::GemmTile& tile, const float*& lo,
-                                            const float*& hi) {
-        const uint32_t n = shape_n(p);
-        const uint32_t sf_k = ceil_div(shape_k(p), 128u);
-        const uint32_t n0 = tile.coord.n_block * kBlockN;
-        const uint32_t n_sf_blocks = ceil_div(n, 128u);
-        lo = p.sfb + (static_cast<uint64_t>(tile.group) * n_sf_blocks + n0 / 128) * sf_k + tile.k_begin;
-        const bool straddles = (n0 % 128) + kBlockN > 128 && (n0 / 128 + 1) * 128 < n;
-        hi = straddles ? lo + sf_k : lo;
-    }
-
-    // 1D2D, one lane of the producer warpgroup's second warp. Walks the producer's ring and puts each k-block's two B
-    // scales into its stage (smem.sfb), then arrives on the full barrier (count 2 in 1D2D: this arrival and the TMA
-    // producer's): the consumers read them with the stage's A scales, from shared memory. ncu showed the consumers'
-    // own global loads of them stalling on the path between a wgmma wait and the next issue (docs/perf/fp8_gemm.md v6).
-    // Each k-block's loads are issued one step ahead, before the wait for its stage, so their latency overlaps it.
-    TESSERA_DEVICE static void load_b_scales(const Params& p, SharedStorage& smem) {
-        Scheduler scheduler(scheduler_args(p), blockIdx.x, Config::kNumSMs);
-        Ring ring;
-        prims::GemmTile tile;
-        while (scheduler.next(tile)) {
-            const float* sfb_lo = nullptr;
-            const float* sfb_hi = nullptr;
-            b_scale_rows(p, tile, sfb_lo, sfb_hi);
-            const uint32_t num_kb = tile.loads ? tile.num_k_blocks : 0u;
-            float lo_next = 0.f, hi_next = 0.f;
-            if (num_kb > 0) {
-                lo_next = ptx::ld_global_nc_volatile(sfb_lo);
-                hi_next = kUniformSb ? lo_next : ptx::ld_global_nc_volatile(sfb_hi);
-            }
-#pragma unroll 1
-            for (uint32_t kb = 0; kb < tile.num_k_blocks; ++kb) {
-                const float lo = lo_next, hi = hi_next;
-                if (kb + 1 < num_kb) {
-                    lo_next = ptx::ld_global_nc_volatile(sfb_lo + kb + 1);
-                    hi_next = kUniformSb ? lo_next : ptx::ld_global_nc_volatile(sfb_hi + kb + 1);
-                }
-                const uint32_t s = ring.stage;
-                ptx::mbarrier_wait(ptx::smem_addr(&smem.empty_barriers[s]), ring.phase ^ 1u);
-                if (num_kb > 0) {
-                    smem.sfb[s][0] = lo;
-                    smem.sfb[s][1] = hi;
-                }
-                // mbarrier.arrive has release semantics: the stores above are visible to a consumer whose wait on
-                // this phase succeeds.
-                ptx::mbarrier_arrive(ptx::smem_addr(&smem.full_barriers[s]));
-                ring.advance();
-            }
-        }
-    }
-
     // ---------------------------------------------------------------------------------------------------------------
     TESSERA_DEVICE static void release(SharedStorage& smem, uint32_t stage, bool peer_alive, uint32_t lane) {
         const uint32_t bar = ptx::smem_addr(&smem.empty_barriers[stage]);
-        // The warp's shared-memory reads of the stage (its lanes' scales) happen before the elected lane's arrive:
-        // mbarrier.arrive releases only the arriving thread's own accesses, so without this sync another lane's read
-        // would formally race the producer's next write of that stage (1D2D B scales are generic-proxy stores).
-        __syncwarp();
         if constexpr (kClusterSize == 1) {
             if (lane == 0) ptx::mbarrier_arrive(bar);
         } else if (lane < 2) {
@@ -527,42 +467,46 @@ struct Fp8GemmKernel {
         }
     }
 
-    // The stage's scales: A for this thread's rows, and (1D2D) the tile's two B scales.
-    TESSERA_DEVICE static void read_scales(SharedStorage& smem, uint32_t stage, uint32_t row0,
-                                           float (&sa)[kNumWaves][2], float& sb_lo, float& sb_hi) {
+    TESSERA_DEVICE static void read_sa(SharedStorage& smem, uint32_t stage, uint32_t row0, float (&sa)[kNumWaves][2]) {
 #pragma unroll
         for (int w = 0; w < kNumWaves; ++w) {
             sa[w][0] = smem.sfa[stage][w * kWaveRows + row0];
             sa[w][1] = smem.sfa[stage][w * kWaveRows + row0 + 8];
         }
-        if constexpr (!kIs1D1D) {
-            sb_lo = smem.sfb[stage][0];
-            sb_hi = kUniformSb ? sb_lo : smem.sfb[stage][1];
-        } else {
-            sb_lo = sb_hi = 0.f;  // 1D1D reads per-column B scales (sb_cols) instead
-        }
     }
 
     // Serial mainloop of one tile (tile.loads, not kPipelined): one temporary, each batch retired before the next.
-    // The next k-block's full barrier and scales are taken while this k-block's last batch runs (see `ahead` above).
+    // The next k-block's full barrier and A scales are taken while this k-block's last batch runs (see `ahead`
+    // above), and the 1D2D B scales are loaded two k-blocks ahead (volatile loads, issued early: an L2 hit outlasts
+    // one k-block's promotion, and ncu showed the scale FMULs waiting on plain loads the compiler had sunk).
     TESSERA_DEVICE static void mainloop_serial(SharedStorage& smem, Ring& ring, const prims::GemmTile& tile,
-                                               uint32_t former, uint32_t wg, uint32_t row0, uint32_t lane,
+                                               const float* sfb_lo, const float* sfb_hi, uint32_t former,
+                                               uint32_t wg, uint32_t row0, uint32_t lane,
                                                float (&acc)[kNumWaves][kFinalRegs], float (&tmp)[kWgmmaN / 2]) {
         const uint32_t num_kb = tile.num_k_blocks;
         const bool peer_alive = tile.coord.peer_alive;
+        float lo = 0.f, hi = 0.f, lo_next = 0.f, hi_next = 0.f;  // 1D2D B scales of kb and kb + 1
+        const auto load_sb = [&](uint32_t kb, float& l, float& h) {
+            if constexpr (!kIs1D1D) {
+                l = ptx::ld_global_nc_volatile(sfb_lo + kb);
+                h = kUniformSb ? l : ptx::ld_global_nc_volatile(sfb_hi + kb);
+            }
+        };
+        load_sb(0, lo, hi);
+        if (num_kb > 1) load_sb(1, lo_next, hi_next);
         ptx::mbarrier_wait(ptx::smem_addr(&smem.full_barriers[ring.stage]), ring.phase);
         float sa[kNumWaves][2];
-        float lo = 0.f, hi = 0.f;  // 1D2D B scales of this k-block
-        read_scales(smem, ring.stage, row0, sa, lo, hi);
+        read_sa(smem, ring.stage, row0, sa);
         for (uint32_t kb = 0; kb < num_kb; ++kb) {
             const uint32_t stage = ring.stage;
             ring.advance();
             float sa_next[kNumWaves][2] = {};
-            float lo_next = 0.f, hi_next = 0.f;
+            float lo_after = 0.f, hi_after = 0.f;
             const auto ahead = [&] {
                 if (kb + 1 < num_kb) {
+                    if (kb + 2 < num_kb) load_sb(kb + 2, lo_after, hi_after);
                     ptx::mbarrier_wait(ptx::smem_addr(&smem.full_barriers[ring.stage]), ring.phase);
-                    read_scales(smem, ring.stage, row0, sa_next, lo_next, hi_next);
+                    read_sa(smem, ring.stage, row0, sa_next);
                 }
             };
             // kLateRelease: the previous k-block's stage is released once this k-block's first batch is issued.
@@ -577,6 +521,8 @@ struct Fp8GemmKernel {
             }
             lo = lo_next;
             hi = hi_next;
+            lo_next = lo_after;
+            hi_next = hi_after;
         }
         if constexpr (kLateRelease) release(smem, ring.stage == 0 ? kNumStages - 1 : ring.stage - 1, peer_alive, lane);
     }
@@ -616,16 +562,16 @@ struct Fp8GemmKernel {
     }
 
     // Waits for kb's stage, reads its scales and issues its batch into `tmp`; returns what its retirement needs.
-    TESSERA_DEVICE static Pending issue_step(SharedStorage& smem, Ring& ring, float (&tmp)[kWgmmaN / 2], uint32_t wg,
-                                             uint32_t row0, uint32_t lane) {
+    TESSERA_DEVICE static Pending issue_step(SharedStorage& smem, Ring& ring, float (&tmp)[kWgmmaN / 2], float sb_lo,
+                                             float sb_hi, uint32_t wg, uint32_t row0, uint32_t lane) {
         const uint32_t stage = ring.stage;
         ptx::mbarrier_wait(ptx::smem_addr(&smem.full_barriers[stage]), ring.phase);
         Pending next;
         next.stage = stage;
-        float sa[kNumWaves][2];
-        read_scales(smem, stage, row0, sa, next.sb_lo, next.sb_hi);
-        next.sa0 = sa[0][0];
-        next.sa1 = sa[0][1];
+        next.sa0 = smem.sfa[stage][row0];
+        next.sa1 = smem.sfa[stage][row0 + 8];
+        next.sb_lo = sb_lo;
+        next.sb_hi = sb_hi;
         if constexpr (kIs1D1D) {
 #pragma unroll
             for (int i = 0; i < kSplitChunks; ++i) {
@@ -643,21 +589,41 @@ struct Fp8GemmKernel {
     // (prologue issues tmp0; each iteration issues tmp1 then tmp0): ptxas must see that no accumulator of an
     // in-flight batch is read, or it serializes every wgmma (warning C7514).
     TESSERA_DEVICE static void mainloop_pipelined(SharedStorage& smem, Ring& ring, const prims::GemmTile& tile,
-                                                  uint32_t former, uint32_t wg, uint32_t row0, uint32_t lane,
+                                                  const float* sfb_lo, const float* sfb_hi, uint32_t former,
+                                                  uint32_t wg, uint32_t row0, uint32_t lane,
                                                   float (&acc)[kNumWaves][kFinalRegs]) {
         float tmp0[kWgmmaN / 2], tmp1[kWgmmaN / 2];  // the two temporaries, k-blocks alternate between them
         const uint32_t num_kb = tile.num_k_blocks;
         const bool peer_alive = tile.coord.peer_alive;
-        Pending older = issue_step(smem, ring, tmp0, wg, row0, lane);
+        // 1D2D B scales one k-block ahead, as in the serial loop.
+        float sb_lo_next = 0.f, sb_hi_next = 0.f;
+        if constexpr (!kIs1D1D) {
+            sb_lo_next = ptx::ld_global_nc_volatile(sfb_lo);
+            if constexpr (!kUniformSb) sb_hi_next = ptx::ld_global_nc_volatile(sfb_hi);
+        }
+        float lo = 0.f, hi = 0.f;
+        const auto scales = [&](uint32_t kb) {
+            lo = sb_lo_next;
+            hi = kUniformSb ? sb_lo_next : sb_hi_next;
+            if (!kIs1D1D && kb + 1 < num_kb) {
+                sb_lo_next = ptx::ld_global_nc_volatile(sfb_lo + kb + 1);
+                if constexpr (!kUniformSb) sb_hi_next = ptx::ld_global_nc_volatile(sfb_hi + kb + 1);
+            }
+        };
+        scales(0);
+        Pending older = issue_step(smem, ring, tmp0, lo, hi, wg, row0, lane);
         uint32_t kb = 1;
         for (; kb + 1 < num_kb; kb += 2) {
-            Pending newer = issue_step(smem, ring, tmp1, wg, row0, lane);
+            scales(kb);
+            Pending newer = issue_step(smem, ring, tmp1, lo, hi, wg, row0, lane);
             retire_batch<1>(smem, older, tmp0, peer_alive, lane, former, acc);
-            older = issue_step(smem, ring, tmp0, wg, row0, lane);
+            scales(kb + 1);
+            older = issue_step(smem, ring, tmp0, lo, hi, wg, row0, lane);
             retire_batch<1>(smem, newer, tmp1, peer_alive, lane, former, acc);
         }
         if (kb < num_kb) {
-            Pending newer = issue_step(smem, ring, tmp1, wg, row0, lane);
+            scales(kb);
+            Pending newer = issue_step(smem, ring, tmp1, lo, hi, wg, row0, lane);
             retire_batch<1>(smem, older, tmp0, peer_alive, lane, former, acc);
             retire_batch<0>(smem, newer, tmp1, peer_alive, lane, former, acc);
         } else {
@@ -667,6 +633,8 @@ struct Fp8GemmKernel {
 
     TESSERA_DEVICE static void consume(const Params& p, SharedStorage& smem, uint32_t wg, uint32_t warp,
                                        uint32_t lane) {
+        const uint32_t n = shape_n(p);
+        const uint32_t sf_k = ceil_div(shape_k(p), 128u);  // 1D2D: SFB row length
         const uint32_t row0 = wg * 64 + warp * 16 + lane / 4;  // this thread's first fragment row within a wave
         Scheduler scheduler(scheduler_args(p), blockIdx.x, Config::kNumSMs);
         Ring ring;
@@ -686,12 +654,20 @@ struct Fp8GemmKernel {
             // 1D2D: 8-column chunks of this tile that fall in its first B-scale block (>= tile width: uniform), and
             // the SFB rows of its first and (if it straddles a 128 boundary inside N) second block.
             const uint32_t former = (128 - n0 % 128) / 8;
+            const float* sfb_lo = nullptr;
+            const float* sfb_hi = nullptr;
+            if constexpr (!kIs1D1D) {
+                const uint32_t n_sf_blocks = ceil_div(n, 128u);
+                sfb_lo = p.sfb + (static_cast<uint64_t>(tile.group) * n_sf_blocks + n0 / 128) * sf_k + tile.k_begin;
+                const bool straddles = (n0 % 128) + kBlockN > 128 && (n0 / 128 + 1) * 128 < n;
+                sfb_hi = straddles ? sfb_lo + sf_k : sfb_lo;
+            }
 
             const bool pipelined = kPipelined && tile.loads && tile.num_k_blocks > 0;
             if (pipelined) {
-                mainloop_pipelined(smem, ring, tile, former, wg, row0, lane, acc);
+                mainloop_pipelined(smem, ring, tile, sfb_lo, sfb_hi, former, wg, row0, lane, acc);
             } else if (tile.loads && tile.num_k_blocks > 0) {
-                mainloop_serial(smem, ring, tile, former, wg, row0, lane, acc, tmp);
+                mainloop_serial(smem, ring, tile, sfb_lo, sfb_hi, former, wg, row0, lane, acc, tmp);
             } else {
                 // Zero tile of a cluster: the stages pass through so both rings stay in step; nothing is read.
                 for (uint32_t kb = 0; kb < tile.num_k_blocks; ++kb) {
@@ -735,8 +711,7 @@ struct Fp8GemmKernel {
         }
         if (warp == kProducerWarp + 1 && ptx::elect_one()) {
             for (int s = 0; s < kNumStages; ++s) {
-                // 1D2D: the TMA producer's arrival and the B-scale loader's (load_b_scales).
-                ptx::mbarrier_init(ptx::smem_addr(&smem.full_barriers[s]), kIs1D1D ? 1 : 2);
+                ptx::mbarrier_init(ptx::smem_addr(&smem.full_barriers[s]), 1);
                 ptx::mbarrier_init(ptx::smem_addr(&smem.empty_barriers[s]), kClusterSize * kNumMathThreads / 32);
             }
             ptx::fence_mbarrier_init();
@@ -752,9 +727,6 @@ struct Fp8GemmKernel {
         if (warp >= kProducerWarp) {
             ptx::setmaxnreg_dec<kProducerRegs>();
             if (warp == kProducerWarp && ptx::elect_one()) produce(p, smem);
-            if constexpr (!kIs1D1D) {
-                if (warp == kProducerWarp + 1 && lane == 0) load_b_scales(p, smem);
-            }
             if constexpr (kSplit) {
                 // barrier.cluster counts every thread of the cluster: the producer warpgroup joins the reduction's
                 // two barriers (the consumers' are in reduce_split_k) when its cluster has a tile.
