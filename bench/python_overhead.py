@@ -3,6 +3,9 @@
 Prints one JSON line per entry point. Usage: python bench/python_overhead.py
 """
 import json
+import os
+import subprocess
+import sys
 import time
 
 import torch
@@ -49,8 +52,14 @@ def measure():
 
 
 def main():
+    # The binding reads torch tensors through torch's DLPack exchange table when torch has one; a second process with
+    # the table off (TESSERA_DLPACK_EXCHANGE=0) gives the attribute path's rows for comparison in the same run.
+    table = "off" if os.environ.get("TESSERA_DLPACK_EXCHANGE") == "0" else ("on" if _C._dlpack_exchange_active() else "absent")
     for name, us in measure():
-        print(json.dumps({"bench": "python_host_overhead", "entry": name, "host_us_per_call": round(us, 3)}))
+        print(json.dumps({"bench": "python_host_overhead", "entry": name, "dlpack_exchange": table,
+                          "host_us_per_call": round(us, 3)}), flush=True)
+    if table == "on":
+        subprocess.run([sys.executable, __file__], env={**os.environ, "TESSERA_DLPACK_EXCHANGE": "0"}, check=True)
 
 
 if __name__ == "__main__":

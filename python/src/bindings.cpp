@@ -1,6 +1,8 @@
 // tessera._C: converts Python objects to TensorRefs and forwards to the C++ API; holds no logic of its own.
-// PyTorch tensors take a fast path (a few attribute reads, no DLPack capsule); anything else that speaks DLPack
-// (numpy, cupy, jax) goes through nanobind's ndarray. The GIL is released around every launch.
+// PyTorch CUDA tensors take a fast path: torch's DLPack C exchange API (`torch.Tensor.__dlpack_c_exchange_api__`,
+// a table of C functions: one call fills a DLTensor view, another returns the current stream) where torch has it,
+// else a few attribute reads. Anything else that speaks DLPack (numpy, cupy, jax) goes through nanobind's ndarray.
+// The GIL is released around every launch.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -8,7 +10,10 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdint>
+#include <cstdlib>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "tessera/error.hpp"
@@ -23,14 +28,64 @@ using namespace tessera;
 
 namespace {
 
+// The DLPack C exchange API (DLPack >= 1.2), declared here by its ABI: a producer publishes a table of C functions
+// in a PyCapsule named "dlpack_exchange_api". Only the non-owning view and the stream query are used.
+struct DlpackView {  // DLTensor
+    void* data;
+    std::int32_t device_type, device_id;
+    std::int32_t ndim;
+    std::uint8_t code, bits;
+    std::uint16_t lanes;
+    std::int64_t* shape;
+    std::int64_t* strides;  // may be null: compact row-major
+    std::uint64_t byte_offset;
+};
+static_assert(sizeof(DlpackView) == 48, "DLTensor ABI");
+struct DlpackExchangeApi {
+    std::uint32_t version_major, version_minor;
+    const void* prev_api;
+    void* managed_tensor_allocator;
+    void* managed_tensor_from_py_object_no_sync;
+    void* managed_tensor_to_py_object_no_sync;
+    int (*dltensor_from_py_object_no_sync)(void* py_object, DlpackView* out);  // 0, or -1 with a Python error set
+    int (*current_work_stream)(std::int32_t device_type, std::int32_t device_id, void** out_stream);
+};
+constexpr std::int32_t kDlpackCuda = 2;
+
 // Cached handles into torch, filled the first time a torch tensor is seen (importing tessera never imports torch).
 struct Torch {
     PyObject* tensor_type = nullptr;
     std::vector<std::pair<PyObject*, DType>> dtypes;
     nb::object raw_stream;  // torch._C._cuda_getCurrentRawStream(device_index) -> int
+    // torch's exchange table, or null (older torch, TESSERA_DLPACK_EXCHANGE=0, or a failed first-use check).
+    const DlpackExchangeApi* exchange = nullptr;
+    int exchange_checks = 0;   // conversions compared with the attribute path so far (from_torch)
+    int stream_checks = 0;     // stream queries compared with raw_stream so far (stream_for)
 };
 
-const Torch* torch_api() {
+const DlpackExchangeApi* find_exchange_api(nb::handle tensor_type) {
+    const char* env = std::getenv("TESSERA_DLPACK_EXCHANGE");
+    if (env != nullptr && std::string_view(env) == "0") return nullptr;
+    PyObject* capsule = PyObject_GetAttrString(tensor_type.ptr(), "__dlpack_c_exchange_api__");
+    if (capsule == nullptr) {
+        PyErr_Clear();
+        return nullptr;
+    }
+    const auto* table =
+        static_cast<const DlpackExchangeApi*>(PyCapsule_GetPointer(capsule, "dlpack_exchange_api"));
+    Py_DECREF(capsule);  // the table is static in torch: it outlives the capsule object
+    if (table == nullptr) {
+        PyErr_Clear();
+        return nullptr;
+    }
+    // Version 1.2 introduced the table with this layout; a new major version may change it.
+    if (table->version_major != 1 || table->version_minor < 2 || table->dltensor_from_py_object_no_sync == nullptr ||
+        table->current_work_stream == nullptr)
+        return nullptr;
+    return table;
+}
+
+Torch* torch_api() {
     static Torch* api = nullptr;
     if (api != nullptr) return api;
     PyObject* modules = PySys_GetObject("modules");  // borrowed
@@ -47,6 +102,7 @@ const Torch* torch_api() {
     for (auto [name, dtype] : names)
         if (nb::hasattr(t, name)) a->dtypes.emplace_back(t.attr(name).ptr(), dtype);
     a->raw_stream = t.attr("_C").attr("_cuda_getCurrentRawStream");
+    a->exchange = find_exchange_api(t.attr("Tensor"));
     api = a;
     return api;
 }
@@ -69,14 +125,20 @@ struct TensorAttrs {
     nb::object stride = nb::steal(PyUnicode_InternFromString("stride"));
     nb::object data_ptr = nb::steal(PyUnicode_InternFromString("data_ptr"));
     nb::object get_device = nb::steal(PyUnicode_InternFromString("get_device"));
+    nb::object is_cuda = nb::steal(PyUnicode_InternFromString("is_cuda"));
 };
+const TensorAttrs& tensor_attrs() {
+    static const TensorAttrs& attrs = *new TensorAttrs();  // never destroyed: outlives interpreter teardown order
+    return attrs;
+}
 
 nb::object call_method(nb::handle obj, const nb::object& name) {
     return nb::steal(PyObject_CallMethodNoArgs(obj.ptr(), name.ptr()));
 }
 
-TensorRef from_torch(const Torch& api, nb::handle obj, const char* name) {
-    static const TensorAttrs& attrs = *new TensorAttrs();  // never destroyed: outlives interpreter teardown order
+// Any torch tensor, through its Python attributes (the path before the exchange table, and its check).
+TensorRef from_torch_attrs(const Torch& api, nb::handle obj, const char* name) {
+    const TensorAttrs& attrs = tensor_attrs();
     TensorRef ref;
     nb::object dtype = nb::steal(PyObject_GetAttr(obj.ptr(), attrs.dtype.ptr()));
     if (!dtype.is_valid()) throw nb::python_error();
@@ -104,7 +166,7 @@ TensorRef from_torch(const Torch& api, nb::handle obj, const char* name) {
     return ref;
 }
 
-DType from_dlpack_dtype(nb::dlpack::dtype dt, const char* name) {
+std::optional<DType> dlpack_dtype(nb::dlpack::dtype dt) {
     using C = nb::dlpack::dtype_code;
     const auto code = static_cast<C>(dt.code);
     if (dt.lanes == 1) {
@@ -119,13 +181,93 @@ DType from_dlpack_dtype(nb::dlpack::dtype dt, const char* name) {
         if (code == C::Int && dt.bits == 8) return DType::kInt8;
         if (code == C::UInt && dt.bits == 8) return DType::kUInt8;
     }
+    return std::nullopt;
+}
+
+DType from_dlpack_dtype(nb::dlpack::dtype dt, const char* name) {
+    if (const std::optional<DType> d = dlpack_dtype(dt)) return *d;
     throw TypeMismatch(detail::str_cat("argument '", name, "': unsupported DLPack dtype (code ", int(dt.code),
                                        ", bits ", int(dt.bits), ", lanes ", dt.lanes, ")"));
 }
 
+// A CUDA tensor through torch's exchange table: one C call instead of five Python attribute reads. False (no Python
+// error left) where it does not apply; the attribute path then converts the tensor or raises the usual error.
+bool from_exchange(const DlpackExchangeApi& x, nb::handle obj, TensorRef& ref) {
+    DlpackView v{};
+    if (x.dltensor_from_py_object_no_sync(obj.ptr(), &v) != 0) {
+        PyErr_Clear();
+        return false;
+    }
+    nb::dlpack::dtype dt;
+    dt.code = v.code;
+    dt.bits = v.bits;
+    dt.lanes = v.lanes;
+    const std::optional<DType> dtype = dlpack_dtype(dt);
+#ifdef TESSERA_EXCHANGE_CPU_SMOKE  // local smoke test of this path with a CPU-only torch; never in a real build
+    const bool cpu = v.device_type == 1;
+    if (cpu) v.device_type = kDlpackCuda;
+#endif
+    if (v.device_type != kDlpackCuda || !dtype || v.ndim < 0 || v.ndim > kMaxDims) return false;
+    ref.dtype = *dtype;
+    ref.ndim = v.ndim;
+    std::int64_t compact = 1;
+    for (int i = v.ndim - 1; i >= 0; --i) {
+        ref.shape[i] = v.shape[i];
+        ref.strides[i] = v.strides != nullptr ? v.strides[i] : compact;
+        compact *= v.shape[i];
+    }
+    ref.data = static_cast<char*>(v.data) + v.byte_offset;
+    ref.device = Device{DeviceKind::kCuda, v.device_id};
+#ifdef TESSERA_EXCHANGE_CPU_SMOKE
+    if (cpu) ref.device = Device{DeviceKind::kCpu, 0};
+#endif
+    return true;
+}
+
+bool same_ref(const TensorRef& x, const TensorRef& y) {
+    if (x.data != y.data || x.dtype != y.dtype || x.ndim != y.ndim || x.device.kind != y.device.kind ||
+        x.device.index != y.device.index)
+        return false;
+    for (int i = 0; i < x.ndim; ++i)  // a size-1 dimension's stride is arbitrary and may be normalized
+        if (x.shape[i] != y.shape[i] || (x.shape[i] > 1 && x.strides[i] != y.strides[i])) return false;
+    return true;
+}
+
+// The exchange table's first conversions are checked against the attribute path; a mismatch (an ABI or semantics
+// this binding does not expect) turns the table off for the process, with a warning, instead of a wrong pointer.
+constexpr int kExchangeChecks = 16;
+void disable_exchange(Torch& api, const char* what) {
+    api.exchange = nullptr;
+    if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                         "tessera: torch's DLPack exchange table gave a different %s than the tensor's attributes; "
+                         "using the attributes from now on",
+                         what) < 0)
+        throw nb::python_error();  // warnings turned into errors
+}
+
+TensorRef from_torch(Torch& api, nb::handle obj, const char* name) {
+    if (api.exchange != nullptr) {
+        // Only CUDA tensors: torch's table can crash on a meta tensor, and other devices are errors anyway.
+        PyObject* cuda = PyObject_GetAttr(obj.ptr(), tensor_attrs().is_cuda.ptr());
+        if (cuda == nullptr) throw nb::python_error();
+        Py_DECREF(cuda);  // Py_True / Py_False are immortal singletons, compared by address
+        TensorRef ref;
+#ifdef TESSERA_EXCHANGE_CPU_SMOKE
+        cuda = Py_True;
+#endif
+        if (cuda == Py_True && from_exchange(*api.exchange, obj, ref)) {
+            if (api.exchange_checks >= kExchangeChecks) return ref;
+            ++api.exchange_checks;
+            if (same_ref(ref, from_torch_attrs(api, obj, name))) return ref;
+            disable_exchange(api, "tensor view");
+        }
+    }
+    return from_torch_attrs(api, obj, name);
+}
+
 TensorRef to_ref(nb::handle obj, const char* name) {
     if (obj.is_none()) throw TypeMismatch(detail::str_cat("argument '", name, "': expected a tensor, got None"));
-    if (const Torch* api = torch_api(); api && PyObject_IsInstance(obj.ptr(), api->tensor_type) == 1)
+    if (Torch* api = torch_api(); api && PyObject_IsInstance(obj.ptr(), api->tensor_type) == 1)
         return from_torch(*api, obj, name);
     nb::ndarray<> a;
     try {
@@ -158,10 +300,26 @@ std::optional<TensorRef> to_optional_ref(nb::handle obj, const char* name) {
 // The stream to launch on: the caller's, else torch's current stream of the tensor's device, else the default.
 Stream stream_for(const TensorRef& t, std::optional<std::uintptr_t> stream) {
     if (stream) return reinterpret_cast<Stream>(*stream);
-    const Torch* api = torch_api();
-    if (api && t.device.kind == DeviceKind::kCuda)
+    Torch* api = torch_api();
+    if (!api || t.device.kind != DeviceKind::kCuda) return nullptr;
+    const auto from_torch_python = [&] {
         return reinterpret_cast<Stream>(nb::cast<std::uintptr_t>(api->raw_stream(t.device.index)));
-    return nullptr;
+    };
+    void* current = nullptr;
+    if (api->exchange != nullptr) {
+        if (api->exchange->current_work_stream(kDlpackCuda, t.device.index, &current) != 0) {
+            PyErr_Clear();
+        } else if (api->stream_checks >= kExchangeChecks) {
+            return static_cast<Stream>(current);
+        } else {
+            ++api->stream_checks;
+            const Stream expected = from_torch_python();
+            if (expected == static_cast<Stream>(current)) return expected;
+            disable_exchange(*api, "current stream");
+            return expected;
+        }
+    }
+    return from_torch_python();
 }
 
 // fp8_gemm_nt with the GIL released (recipe 0: 1D2D, 1: 1D1D), shared by both FP8 GEMM entry points.
@@ -299,6 +457,19 @@ NB_MODULE(_C, m) {
         const TensorRef ra = to_ref(a, "a");
         (void)to_ref(sfa, "sfa"), (void)to_ref(b, "b"), (void)to_ref(sfb, "sfb"), (void)to_ref(d, "d");
         return reinterpret_cast<std::uintptr_t>(stream_for(ra, std::nullopt));
+    });
+    // For tests: a tensor as the binding sees it, (data, dtype, shape, strides, device kind, device index), and
+    // whether torch's exchange table is in use.
+    m.def("_tensor_ref_info", [](nb::handle t) {
+        const TensorRef r = to_ref(t, "t");
+        std::vector<std::int64_t> shape(r.shape.begin(), r.shape.begin() + r.ndim),
+            strides(r.strides.begin(), r.strides.begin() + r.ndim);
+        return nb::make_tuple(reinterpret_cast<std::uintptr_t>(r.data), static_cast<int>(r.dtype), shape, strides,
+                              static_cast<int>(r.device.kind), r.device.index);
+    });
+    m.def("_dlpack_exchange_active", [] {
+        const Torch* api = torch_api();
+        return api != nullptr && api->exchange != nullptr;
     });
     m.def(
         "fp8_grouped_gemm_config",

@@ -1,0 +1,77 @@
+"""How the binding reads PyTorch CUDA tensors and the current stream: through torch's DLPack C exchange table where torch
+has one, checked against the tensors' own attributes (the binding compares its first conversions and turns the table
+off, with a warning, on any difference; these tests turn that warning into a failure)."""
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU")]
+
+from tessera import _C  # noqa: E402
+
+DTYPE_IDS = {}  # torch dtype -> the binding's dtype id, learned from plain tensors below
+
+
+def cuda_tensors():
+    """Views the GEMM entry points meet: offsets, transposes, broadcasts, FP8, empty and 0-d tensors."""
+    base = torch.randn(96, 160, device="cuda")
+    return {
+        "contiguous": base,
+        "offset view": base[7:, 33:],
+        "transposed": base.t(),
+        "column slice": base[:, 16:48],
+        "expanded": torch.randn(1, 160, device="cuda").expand(96, 160),
+        "size-1 dim": torch.randn(1, 256, device="cuda").as_strided((1, 128), (512, 1)),
+        "fp8": torch.randn(64, 128, device="cuda").to(torch.float8_e4m3fn),
+        "fp8 offset": torch.randn(64, 256, device="cuda").to(torch.float8_e4m3fn)[3:, 128:],
+        "bf16 3-d": torch.randn(4, 8, 16, device="cuda", dtype=torch.bfloat16),
+        "int32": torch.arange(17, device="cuda", dtype=torch.int32),
+        "0-d": torch.tensor(2.0, device="cuda"),
+        "empty": torch.empty(0, 64, device="cuda"),
+        "requires grad": torch.randn(8, 8, device="cuda", requires_grad=True),
+    }
+
+
+def expected_info(t):
+    return t.data_ptr(), list(t.shape), [s for s, n in zip(t.stride(), t.shape)], t.device.index
+
+
+@pytest.mark.parametrize("rounds", [3])
+def test_tensor_views_match_torch_attributes(rounds):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the binding's "table disagrees" warning fails the test
+        # More conversions than the binding checks against the attributes, so the unchecked path runs too.
+        for _ in range(rounds):
+            for name, t in cuda_tensors().items():
+                data, dtype, shape, strides, kind, index = _C._tensor_ref_info(t)
+                want_data, want_shape, want_strides, want_index = expected_info(t)
+                assert data == want_data, name
+                assert shape == want_shape, name
+                for got, want, n in zip(strides, want_strides, want_shape):
+                    assert n <= 1 or got == want, name
+                assert kind == 1 and index == want_index, name  # DeviceKind::kCuda
+                assert DTYPE_IDS.setdefault(t.dtype, dtype) == dtype, name
+    if hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
+        assert _C._dlpack_exchange_active(), "torch has the exchange table but the binding is not using it"
+
+
+def test_current_stream_follows_torch():
+    a = torch.randn(4, 4, device="cuda")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(20):  # past the binding's checked queries
+            side = torch.cuda.Stream()
+            with torch.cuda.stream(side):
+                assert _C._probe_tensor_refs(a, a, a, a, a) == side.cuda_stream
+            assert _C._probe_tensor_refs(a, a, a, a, a) == torch.cuda.current_stream().cuda_stream
+
+
+def test_unsupported_and_non_cuda_tensors_take_the_attribute_path():
+    with pytest.raises(TypeError, match="argument 't': unsupported tensor dtype torch.bool"):
+        _C._tensor_ref_info(torch.zeros(3, device="cuda", dtype=torch.bool))
+    # A meta tensor must never reach torch's table (it can crash there); the attribute path reports it as not CUDA.
+    _, _, shape, _, kind, _ = _C._tensor_ref_info(torch.empty(3, 5, device="meta"))
+    assert shape == [3, 5] and kind != 1
+    _, _, _, _, kind, _ = _C._tensor_ref_info(torch.zeros(2, 2))
+    assert kind != 1
