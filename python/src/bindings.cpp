@@ -59,6 +59,9 @@ struct Torch {
     nb::object raw_stream;  // torch._C._cuda_getCurrentRawStream(device_index) -> int
     // torch's exchange table, or null (older torch, TESSERA_DLPACK_EXCHANGE=0, or a failed first-use check).
     const DlpackExchangeApi* exchange = nullptr;
+    // The exact types the table is used for: torch.Tensor and nn.Parameter. Subclasses (FakeTensor, DTensor, ...)
+    // may carry no real storage, which torch's table does not expect; they take the attribute path.
+    PyTypeObject* exchange_types[2] = {nullptr, nullptr};
     int exchange_checks = 0;   // conversions compared with the attribute path so far (from_torch)
     int stream_checks = 0;     // stream queries compared with raw_stream so far (stream_for)
 };
@@ -103,6 +106,9 @@ Torch* torch_api() {
         if (nb::hasattr(t, name)) a->dtypes.emplace_back(t.attr(name).ptr(), dtype);
     a->raw_stream = t.attr("_C").attr("_cuda_getCurrentRawStream");
     a->exchange = find_exchange_api(t.attr("Tensor"));
+    a->exchange_types[0] = reinterpret_cast<PyTypeObject*>(a->tensor_type);
+    if (nb::hasattr(t, "nn") && nb::hasattr(t.attr("nn"), "Parameter"))
+        a->exchange_types[1] = reinterpret_cast<PyTypeObject*>(t.attr("nn").attr("Parameter").ptr());
     api = a;
     return api;
 }
@@ -246,7 +252,8 @@ void disable_exchange(Torch& api, const char* what) {
 }
 
 TensorRef from_torch(Torch& api, nb::handle obj, const char* name) {
-    if (api.exchange != nullptr) {
+    const PyTypeObject* type = Py_TYPE(obj.ptr());
+    if (api.exchange != nullptr && (type == api.exchange_types[0] || type == api.exchange_types[1])) {
         // Only CUDA tensors: torch's table can crash on a meta tensor, and other devices are errors anyway.
         PyObject* cuda = PyObject_GetAttr(obj.ptr(), tensor_attrs().is_cuda.ptr());
         if (cuda == nullptr) throw nb::python_error();

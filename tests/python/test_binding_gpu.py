@@ -30,6 +30,8 @@ def cuda_tensors():
         "0-d": torch.tensor(2.0, device="cuda"),
         "empty": torch.empty(0, 64, device="cuda"),
         "requires grad": torch.randn(8, 8, device="cuda", requires_grad=True),
+        "parameter": torch.nn.Parameter(torch.randn(16, 32, device="cuda").to(torch.float8_e4m3fn),
+                                        requires_grad=False),
     }
 
 
