@@ -54,7 +54,10 @@ def measure():
 def main():
     # The binding reads torch tensors through torch's DLPack exchange table when torch has one; a second process with
     # the table off (TESSERA_DLPACK_EXCHANGE=0) gives the attribute path's rows for comparison in the same run.
-    table = "off" if os.environ.get("TESSERA_DLPACK_EXCHANGE") == "0" else ("on" if _C._dlpack_exchange_active() else "absent")
+    if os.environ.get("TESSERA_DLPACK_EXCHANGE") == "0":
+        table = "off"
+    else:
+        table = "on" if _C._dlpack_exchange_active() else "absent"
     for name, us in measure():
         print(json.dumps({"bench": "python_host_overhead", "entry": name, "dlpack_exchange": table,
                           "host_us_per_call": round(us, 3)}), flush=True)

@@ -1,6 +1,6 @@
-"""How the binding reads PyTorch CUDA tensors and the current stream: through torch's DLPack C exchange table where torch
-has one, checked against the tensors' own attributes (the binding compares its first conversions and turns the table
-off, with a warning, on any difference; these tests turn that warning into a failure)."""
+"""How the binding reads PyTorch CUDA tensors and the current stream: through torch's DLPack C exchange table where
+torch has one, checked against the tensors' own attributes (the binding compares its first conversions and turns the
+table off, with a warning, on any difference; these tests turn that warning into a failure)."""
 import warnings
 
 import pytest
