@@ -117,7 +117,8 @@ std::string Fp8GemmConfig::describe() const {
 
 int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, int split_k) {
     const int out = split_k > 1 ? 4 : (mode == Fp8GemmMode::k1D2D ? 2 : 4);  // split-K: the FP32 partial buffer
-    // 1D2D: two floats, so kernels that stage the B scales in shared memory (two per k-block) fit the same plans.
+    // 1D2D: two floats, so kernels that stage the B scales in shared memory (two per k-block) fit the same plans; the
+    // shipped kernel uses one (its layout is at most this size, which is what the launch must provide).
     const int sfb_stage = mode == Fp8GemmMode::k1D2D ? 8 : 4 * align_up(block_n, 32);
     return align_up(stages * (4 * block_m + sfb_stage + 16), 1024) + block_m * block_n * out +
            stages * 128 * (block_m + block_n);

@@ -49,8 +49,8 @@
 //
 // Shared memory (kSmemBytes = sizeof(SharedStorage), base 1024-byte aligned):
 //   align(S*(4*kBlockM + sfb_stage + 16), 1024) + D tile (kBlockM*kBlockN*out_bytes) + S*128*(kBlockM + kBlockN)
-//   sfb_stage = 8 (1D2D: two reserved floats, room for staged B scales) or 4*align(kBlockN,32) (1D1D); every A/B
-//   stage and the D tile start on 1 KB.
+//   sfb_stage = 4 (1D2D: one reserved float; the host reserves 8, room for kernels that stage two B scales) or
+//   4*align(kBlockN,32) (1D1D); every A/B stage and the D tile start on 1 KB.
 #pragma once
 
 #include <tessera/common.cuh>
@@ -175,7 +175,7 @@ struct Fp8GemmKernel {
     static constexpr int kSwizzleDBytes = OutTile::kSwizzleBytes;
 
     // 1D1D: a TMA destination, padded to 128 bytes so every stage's box starts 128-byte aligned.
-    static constexpr int kSfbStageFloats = kIs1D1D ? align_up(kBlockN, 32) : 2;
+    static constexpr int kSfbStageFloats = kIs1D1D ? align_up(kBlockN, 32) : 1;
     static constexpr uint32_t kTxBytes =
         (kBlockM + kBlockN) * kBlockK + kBlockM * 4 + (kIs1D1D ? kBlockN * 4 : 0);
     static constexpr uint32_t kEpilogueBarrierBase = 1;  // named barrier ids 1, 2; id 0 is __syncthreads
