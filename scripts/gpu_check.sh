@@ -26,7 +26,7 @@ step build build.log ninja -C $BUILD
 if [ -x $BUILD/tessera ] && [ "${STEPS:-all}" = quick ]; then
     export PYTHONPATH=$BUILD/python
     step python-gpu pytest_gpu.log $PY -m pytest -q -p no:cacheprovider tests/python/test_fp8_gemm_gpu.py \
-        tests/python/test_fp8_grouped_gpu.py tests/python/test_layout_gpu.py
+        tests/python/test_fp8_grouped_gpu.py tests/python/test_layout_gpu.py tests/python/test_binding_gpu.py
     cp "$OUT/pytest_gpu.log" "$OUT/ctest_gpu.log"  # the summary reads the test counts from there
     step sanitizer-fp8 sanitizer_fp8.log bash -c "compute-sanitizer --tool memcheck --error-exitcode 1 $PY -m pytest -q \
         -p no:cacheprovider tests/python/test_fp8_gemm_gpu.py -k 'test_odd_shapes and (33-136 or 129-4096)' && \
