@@ -11,6 +11,7 @@
 # - 1x7168x2048: 64x64 (uniform B scale) against the pick 64x56, measured 8.2 vs 8.6 us twice in v5.
 # - 1x32768x512: the N-split 64x256 (one wave) against 64x128 (two waves).
 # - 128x2112x7168: 128x72 s4 against the pick 128x144 s8, 11.2 vs 12.6 us in v5.
+# - Two CTAs per SM (:o2) for the one-wave M = 4096 shapes (not decode, but the same forced-config sweep).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -25,4 +26,8 @@ sweep() { timeout 150 python3 bench/sweep_fp8.py "$@" --reps 20 2>&1 | sed -n '/
     sweep 1 7168 2048 64x64 64x72
     sweep 1 32768 512 64x256 64x192
     sweep 128 2112 7168 128x72:s4 128x80:s4
+    # One-wave M = 4096 shapes as two CTAs per SM (:o2, one consumer warpgroup each): the two CTAs' promotions can
+    # overlap each other's wgmma without a shared full barrier pulling them into lockstep.
+    sweep 4096 2112 7168 64x128:o2 64x144:o2 64x192:o2
+    sweep 4096 576 7168 64x144:o2 64x96:o2 64x72:o2
 } 2>&1 | tee "$OUT/decode_sweep.log"

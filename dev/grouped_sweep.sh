@@ -3,6 +3,7 @@
 #   1. masked tiles: the suite under each forced tile (TESSERA_FP8_CONFIG applies to every masked shape) next to the
 #      heuristic's picks. Is a two-wave 256x128 tile (turns, the dense M = 4096 mainloop) faster than the one-wave
 #      128x144/128x160 picks at 1024 tokens per expert? Is 128x128 (DeepGEMM's masked pick) faster at K = 2048?
+#      Do two CTAs per SM (:o2) beat the one-warpgroup 64x192 pick at 192 tokens per expert?
 #   2. kernel variants (dirs made with dev/kernel_variant.sh): the contiguous and masked suites under each.
 #   3. k-grouped, not measured since v1.
 #
@@ -28,7 +29,7 @@ suite() {  # suite LABEL ARGS...
 }
 {
     suite masked-heuristic --suite deepgemm-masked
-    for tile in ${MASKED_TILES:-256x128 128x128}; do
+    for tile in ${MASKED_TILES:-256x128 128x128 64x128:o2 64x192:o2}; do
         TESSERA_FP8_CONFIG=$tile suite "masked-$tile" --suite deepgemm-masked
     done
     for dir in "$@"; do

@@ -112,7 +112,8 @@ void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
 std::string Fp8GemmConfig::describe() const {
     return detail::str_cat("block ", block_m, "x", block_n, "x", block_k, ", ", num_stages, " stages, ",
                            num_math_warpgroups, " math WG, cluster ", cluster_m, "x", cluster_n, ", split-K ", split_k,
-                           ", ", num_sms, " CTAs, group ", group_size, ", smem ", smem_bytes);
+                           ", ", num_sms, " CTAs", ctas_per_sm > 1 ? " (2 per SM)" : "", ", group ", group_size,
+                           ", smem ", smem_bytes);
 }
 
 int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, int split_k) {
@@ -130,9 +131,10 @@ int fp8_gemm_cluster_capacity(int num_sms, int size) {
 }
 
 bool fp8_gemm_fits_registers(Fp8GemmMode mode, int block_m, int block_n, int math_warpgroups, int* n_splits,
-                             int reserved_regs) {
+                             int reserved_regs, int ctas_per_sm) {
     const int waves = block_m / (64 * math_warpgroups);
-    const int budget = (math_warpgroups == 2 ? 232 : 248) - reserved_regs;
+    // The kernel's kMathRegs: two CTAs per SM leave a consumer 216 registers.
+    const int budget = (ctas_per_sm == 2 ? 216 : math_warpgroups == 2 ? 232 : 248) - reserved_regs;
     for (int s : {1, 2, 4}) {
         if (block_n % (8 * s) != 0) continue;
         const int regs = waves * block_n / 2 + block_n / (2 * s) + (mode == Fp8GemmMode::k1D1D ? block_n / (4 * s) : 0);
@@ -227,11 +229,20 @@ Fp8GemmConfig forced_config(const Fp8GemmProblem& p) {
     c.cluster_m = p.forced_cluster_m;
     c.cluster_n = p.forced_cluster_n;
     c.split_k = p.forced_split_k;
+    c.ctas_per_sm = p.forced_ctas_per_sm;
+    TESSERA_CHECK(c.ctas_per_sm == 1 || (c.ctas_per_sm == 2 && c.block_m == 64 && c.cluster_m * c.cluster_n == 1 &&
+                                         c.split_k == 1),
+                  "TESSERA_FP8_CONFIG: two CTAs per SM need a 64-row tile without cluster or split-K, got ", c.block_m,
+                  "x", c.block_n, " cluster ", c.cluster_m, "x", c.cluster_n, " split-K ", c.split_k);
+    // Two CTAs per SM: each gets half the SM's shared memory (the per-SM total is the per-block limit plus the 1 KB
+    // the hardware reserves per block).
+    Fp8GemmProblem q = p;
+    if (c.ctas_per_sm == 2) q.max_smem_bytes = (p.max_smem_bytes + 1024) / 2 - 1024;
     int splits = 0;
     TESSERA_CHECK((c.block_m == 64 || c.block_m == 128 || c.block_m == 256) && fp8_gemm_block_n_legal(p.mode, c.block_n) &&
                       fp8_gemm_fits_registers(p.mode, c.block_m, c.block_n, c.num_math_warpgroups, &splits,
-                                              p.reserved_regs) &&
-                      fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, 2, c.split_k) <= p.max_smem_bytes,
+                                              p.reserved_regs, c.ctas_per_sm) &&
+                      fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, 2, c.split_k) <= q.max_smem_bytes,
                   "TESSERA_FP8_CONFIG: tile ", c.block_m, "x", c.block_n, " is not legal for this kernel");
     TESSERA_CHECK(p.block_m == 0 || c.block_m == p.block_m, "TESSERA_FP8_CONFIG: this problem fixes the tile's rows to ",
                   p.block_m, " (contiguous layout alignment), got ", c.block_m);
@@ -240,8 +251,8 @@ Fp8GemmConfig forced_config(const Fp8GemmProblem& p) {
                   "TESSERA_FP8_CONFIG: cluster ", c.cluster_m, "x", c.cluster_n, " / split-K ", c.split_k,
                   " not available for this problem");
     const std::int64_t tiles = p.num_groups * ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n);
-    c.num_sms = c.split_k > 1 ? static_cast<int>(tiles * c.split_k) : p.num_sms;
-    return finish_config(p, c);
+    c.num_sms = c.split_k > 1 ? static_cast<int>(tiles * c.split_k) : p.num_sms * c.ctas_per_sm;
+    return finish_config(q, c);
 }
 
 }  // namespace

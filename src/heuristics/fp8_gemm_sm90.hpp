@@ -24,6 +24,7 @@ struct Fp8GemmProblem {
     // Tuning override (TESSERA_FP8_CONFIG): when forced_block_m > 0 the search is skipped and this tile, cluster
     // and split are used (stages and the rest still derived); illegal values throw InvalidArgument.
     int forced_block_m = 0, forced_block_n = 0, forced_cluster_m = 1, forced_cluster_n = 1, forced_split_k = 1;
+    int forced_ctas_per_sm = 1;  // 2: two CTAs per SM (64-row tiles, no cluster, no split-K)
     // CTAs that clusters of 2, 4, 8 keep resident (0: fp8_gemm_cluster_capacity's estimate; -1: none; the plan fills
     // in the driver's answer when the estimate proved too high).
     int cluster_ctas[4] = {0, 0, 0, 0};
@@ -41,6 +42,7 @@ struct Fp8GemmConfig {
     int smem_bytes = 0;
     int swizzle_d_bytes = 0;  // the D store swizzle the kernel will use (mirrors the kernel's rule)
     int store_box_n = 0;
+    int ctas_per_sm = 1;  // 2: two CTAs share each SM (num_sms then counts both)
     int num_threads() const { return 128 * (num_math_warpgroups + 1); }
     std::string describe() const;
 };
@@ -54,7 +56,7 @@ int fp8_gemm_cluster_capacity(int num_sms, int size);
 
 // Whether the accumulators of this tile fit the consumer register budget (possibly with an N split).
 bool fp8_gemm_fits_registers(Fp8GemmMode mode, int block_m, int block_n, int math_warpgroups, int* n_splits = nullptr,
-                             int reserved_regs = 32);
+                             int reserved_regs = 32, int ctas_per_sm = 1);
 
 // Whether the kernel accepts this BLOCK_N (1D2D above 128 may span at most two 128-wide scale blocks).
 bool fp8_gemm_block_n_legal(Fp8GemmMode mode, int block_n);

@@ -77,7 +77,8 @@ std::string KernelSpec::render() const {
     }
     out += "};\n}  // namespace tessera_generated\nusing TesseraKernel = ";
     out += info.kernel_type;
-    out += "<tessera_generated::Config>;\nextern \"C\" __global__ void __launch_bounds__(TesseraKernel::kNumThreads, 1)\n";
+    out += "<tessera_generated::Config>;\nextern \"C\" __global__ void "
+           "__launch_bounds__(TesseraKernel::kNumThreads, tessera::min_blocks_per_sm<TesseraKernel>())\n";
     out += info.entry;
     // Programmatic dependent launch (set_pdl / TESSERA_PDL): a kernel launched with it may start before the previous
     // kernel in the stream has finished, so it waits for that kernel's completion and memory before anything else

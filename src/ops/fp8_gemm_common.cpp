@@ -90,6 +90,7 @@ jit::KernelSpec make_fp8_gemm_spec(const heuristics::Fp8GemmConfig& c, heuristic
     if (kind != GemmKind::kDense) spec.set("kGemmKind", static_cast<int>(kind));
     if (kind == GemmKind::kKGrouped) spec.set("kNumGroups", num_groups);
     if (c.split_k > 1) spec.set("kSplitK", c.split_k);
+    if (c.ctas_per_sm > 1) spec.set("kCtasPerSm", c.ctas_per_sm);
     if (options().fp8_math_order >= 0) spec.set("kMathOrder", options().fp8_math_order);
     if (options().fp8_pipeline >= 0) spec.set("kPipelined", options().fp8_pipeline);
     return spec;
@@ -108,29 +109,35 @@ struct Fp8PlanKeyHash {
     }
 };
 
-// TESSERA_FP8_CONFIG = "BMxBN[:CMxCN][:sS]".
+// TESSERA_FP8_CONFIG = "BMxBN[:CMxCN][:sS][:o2]" (o2: two CTAs per SM).
 void apply_forced_config(const std::string& text, heuristics::Fp8GemmProblem& p) {
-    int bm = 0, bn = 0, cm = 1, cn = 1, split = 1;
+    int bm = 0, bn = 0, cm = 1, cn = 1, split = 1, per_sm = 1;
     const char* s = text.c_str();
     int used = 0;
     bool ok = std::sscanf(s, "%dx%d%n", &bm, &bn, &used) == 2;
     s += used;
-    if (ok && std::strncmp(s, ":s", 2) != 0 && *s == ':') {
+    if (ok && std::strncmp(s, ":s", 2) != 0 && std::strncmp(s, ":o", 2) != 0 && *s == ':') {
         used = 0;
         ok = std::sscanf(s, ":%dx%d%n", &cm, &cn, &used) == 2;
         s += used;
     }
-    if (ok && *s == ':') {
+    if (ok && std::strncmp(s, ":s", 2) == 0) {
         used = 0;
         ok = std::sscanf(s, ":s%d%n", &split, &used) == 1;
         s += used;
     }
-    TESSERA_CHECK(ok && *s == '\0', "TESSERA_FP8_CONFIG: expected 'BMxBN[:CMxCN][:sS]', got '", text, "'");
+    if (ok && *s == ':') {
+        used = 0;
+        ok = std::sscanf(s, ":o%d%n", &per_sm, &used) == 1 && (per_sm == 1 || per_sm == 2);
+        s += used;
+    }
+    TESSERA_CHECK(ok && *s == '\0', "TESSERA_FP8_CONFIG: expected 'BMxBN[:CMxCN][:sS][:o2]', got '", text, "'");
     p.forced_block_m = bm;
     p.forced_block_n = bn;
     p.forced_cluster_m = cm;
     p.forced_cluster_n = cn;
     p.forced_split_k = split;
+    p.forced_ctas_per_sm = per_sm;
 }
 
 }  // namespace

@@ -161,3 +161,28 @@ TEST(Fp8GemmHeuristics, ForcedConfigsAreCheckedAndHonored) {
     masked.forced_cluster_m = 2;
     EXPECT_THROW(choose_fp8_gemm_config(masked), tessera::InvalidArgument);
 }
+
+TEST(Fp8GemmHeuristics, TwoCtasPerSmHalveSharedMemoryAndDoubleTheGrid) {
+    Fp8GemmProblem p{4096, 2112, 7168, Fp8GemmMode::k1D2D, 132, 232448};
+    p.forced_block_m = 64;
+    p.forced_block_n = 128;
+    p.forced_ctas_per_sm = 2;
+    const Fp8GemmConfig c = choose_fp8_gemm_config(p);
+    EXPECT_EQ(c.ctas_per_sm, 2);
+    EXPECT_EQ(c.num_sms, 264);
+    // Two blocks and their 1 KB reservations fit the SM's 228 KB.
+    EXPECT_LE(2 * (c.smem_bytes + 1024), 233472);
+    EXPECT_EQ(fp8_gemm_smem_bytes(p.mode, 64, 128, c.num_stages + 1) <= (232448 + 1024) / 2 - 1024, false);
+    // 64x192 fits 216 registers only with its wgmma split in two.
+    int splits = 0;
+    EXPECT_TRUE(fp8_gemm_fits_registers(p.mode, 64, 192, 1, &splits, 32, 2));
+    EXPECT_EQ(splits, 2);
+    EXPECT_TRUE(fp8_gemm_fits_registers(p.mode, 64, 192, 1, &splits, 32, 1));
+    EXPECT_EQ(splits, 1);
+    // One consumer warpgroup, no cluster, no split-K.
+    p.forced_block_m = 128;
+    EXPECT_THROW(choose_fp8_gemm_config(p), tessera::InvalidArgument);
+    p.forced_block_m = 64;
+    p.forced_cluster_m = 2;
+    EXPECT_THROW(choose_fp8_gemm_config(p), tessera::InvalidArgument);
+}

@@ -161,11 +161,13 @@ assert not torch.isnan(d).any() and rel < 8e-3, rel
 # Configs the heuristic rarely picks, forced through TESSERA_FP8_CONFIG (read once per process: one subprocess
 # each): A multicast over an odd number of n-blocks (the one-wide strip), B multicast with 256-row tiles, split-K
 # with 2-warpgroup tiles and an uneven K share; the pipelined mainloop (one-wave tiles) with an odd and an even number
-# of k-blocks, a single k-block, and multicast.
+# of k-blocks, a single k-block, and multicast; two CTAs per SM (o2: 216-register consumers, 64x192 split in two
+# batches, 2-3 stage rings).
 @pytest.mark.parametrize("forced,m,n,k", [("256x128:1x2", 1000, 4224, 2048), ("256x128:2x1", 777, 1024, 1536),
                                           ("128x96:s4", 200, 1000 // 8 * 8, 1664), ("64x64:1x2", 300, 576, 512),
                                           ("128x128:2x1", 257, 512, 1664), ("128x128", 129, 256, 1536),
-                                          ("64x128", 65, 384, 128), ("128x112:1x2", 300, 448, 2944)])
+                                          ("64x128", 65, 384, 128), ("128x112:1x2", 300, 448, 2944),
+                                          ("64x128:o2", 1000, 2112, 1536), ("64x192:o2", 300, 1000 // 8 * 8, 2944)])
 def test_forced_configs(forced, m, n, k):
     import os
     import subprocess
@@ -176,6 +178,7 @@ def test_forced_configs(forced, m, n, k):
     assert out.returncode == 0, out.stdout + out.stderr
     cm, cn = forced.split(":")[1].split("x") if ":" in forced and "x" in forced.split(":")[1] else ("1", "1")
     assert f"cluster {cm}x{cn}" in out.stdout, out.stdout
+    assert ("(2 per SM)" in out.stdout) == forced.endswith(":o2"), out.stdout
 
 
 # Programmatic dependent launch: each GEMM may start before the kernel ahead of it has finished, and must still see

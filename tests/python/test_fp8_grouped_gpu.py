@@ -241,6 +241,27 @@ def run_masked(p, masked, expected_m):
 
 MASKED_M_MAX = 4096
 
+# Masked plans forced through TESSERA_FP8_CONFIG (read once per process: one subprocess each): two CTAs per SM.
+FORCED_MASKED = """
+import sys
+sys.path.insert(0, {tests!r})
+import test_fp8_grouped_gpu as t
+p = t.make_masked(5, 300, 1024, 1536)
+t.run_masked(p, [0, 300, 37, 129, 1], 100)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("forced", ["64x128:o2", "64x192:o2"])
+def test_masked_forced_configs(forced):
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, TESSERA_FP8_CONFIG=forced)
+    script = FORCED_MASKED.format(tests=os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stdout + out.stderr
+
 
 @pytest.mark.parametrize("groups,expected_m,n,k", [
     pytest.param(g, m, n, k, id=f"g{g}-m{m}-n{n}-k{k}")

@@ -105,6 +105,12 @@ constexpr bool pipelined() {  // one wgmma batch in flight while the previous on
     else return true;
 }
 
+template <class C>
+constexpr int ctas_per_sm() {  // 2: two CTAs share each SM (one consumer warpgroup each, half the shared memory)
+    if constexpr (requires { C::kCtasPerSm; }) return C::kCtasPerSm;
+    else return 1;
+}
+
 constexpr int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
 
 }  // namespace fp8_gemm_detail
@@ -133,7 +139,11 @@ struct Fp8GemmKernel {
     static constexpr int kNumMathThreads = 128 * kNumMathWarpgroups;
     static constexpr int kNumThreads = kNumMathThreads + 128;
     static constexpr int kProducerRegs = 40;
-    static constexpr int kMathRegs = kNumMathWarpgroups == 1 ? 248 : 232;
+    // Two CTAs per SM (kCtasPerSm = 2, one consumer warpgroup each): __launch_bounds__ caps every thread at 128
+    // registers (2 x 256 threads fill the 64K file); the producer's 88 given back raise the consumers to 216.
+    static constexpr int kCtasPerSm = fp8_gemm_detail::ctas_per_sm<Config>();
+    static constexpr int kMinBlocksPerSm = kCtasPerSm;
+    static constexpr int kMathRegs = kCtasPerSm == 2 ? 216 : kNumMathWarpgroups == 1 ? 248 : 232;
 
     // Registers per consumer thread: the FP32 main accumulator (kNumWaves * kBlockN/2), one temporary wgmma
     // accumulator, and for 1D1D the B scales of one wgmma. If that exceeds the budget, each k-block's wgmma is split
@@ -258,6 +268,10 @@ struct Fp8GemmKernel {
                   "D rows need 16-byte strides for TMA");
     static_assert(kTxBytes < (1u << 20), "mbarrier transaction counts are 20-bit");
     static_assert(kSmemBytes <= 232448, "exceeds the 227 KB of dynamic shared memory per block on SM90");
+    // Two CTAs per SM: half the SM's 228 KB each, less the 1 KB the hardware reserves per block.
+    static_assert(kCtasPerSm == 1 || kSmemBytes <= 233472 / 2 - 1024, "two CTAs per SM: at most 112 KB each");
+    static_assert(kCtasPerSm == 1 || (kCtasPerSm == 2 && kNumMathWarpgroups == 1 && kClusterCtas == 1),
+                  "two CTAs per SM: one consumer warpgroup, no cluster, no split-K");
     // The host mirrors Params byte for byte (docs/fp8_gemm_kernel.md: five 128-byte maps at 0..639, sfb at 640,
     // m/n/k at 648/652/656). NVRTC has no offsetof, so the size and alignment stand guard for the layout.
     static_assert(sizeof(BaseParams) == 704 && alignof(BaseParams) == 64, "Params layout is part of the host contract");
