@@ -248,6 +248,7 @@ sys.path.insert(0, {tests!r})
 import test_fp8_grouped_gpu as t
 p = t.make_masked(5, 300, 1024, 1536)
 t.run_masked(p, [0, 300, 37, 129, 1], 100)
+print(t.tessera._C.fp8_grouped_gemm_config("masked", 300, 1024, 1536, 5, 100, 0))
 print("ok")
 """
 
@@ -261,6 +262,7 @@ def test_masked_forced_configs(forced):
     script = FORCED_MASKED.format(tests=os.path.dirname(os.path.abspath(__file__)))
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
     assert out.returncode == 0 and "ok" in out.stdout, out.stdout + out.stderr
+    assert "(2 per SM)" in out.stdout, out.stdout  # the forced plan was the one that ran
 
 
 @pytest.mark.parametrize("groups,expected_m,n,k", [
