@@ -52,15 +52,16 @@ def measure():
 
 
 def main():
-    # The binding reads torch tensors through their attributes, or (TESSERA_DLPACK_EXCHANGE=1, opt-in) through torch's
-    # DLPack exchange table where torch has one. A child process with the opt-in gives the table's rows in the same run.
-    opted_in = os.environ.get("TESSERA_DLPACK_EXCHANGE") == "1"
-    table = ("on" if _C._dlpack_exchange_active() else "absent") if opted_in else "off"
+    # The binding reads torch tensors through torch's DLPack exchange table where torch has one (the default), or
+    # (TESSERA_DLPACK_EXCHANGE=0) through their attributes. A child process with the table off gives those rows in the
+    # same run.
+    turned_off = os.environ.get("TESSERA_DLPACK_EXCHANGE") == "0"
+    table = "off" if turned_off else ("on" if _C._dlpack_exchange_active() else "absent")
     for name, us in measure():
         print(json.dumps({"bench": "python_host_overhead", "entry": name, "dlpack_exchange": table,
                           "host_us_per_call": round(us, 3)}), flush=True)
-    if not opted_in:
-        subprocess.run([sys.executable, __file__], env={**os.environ, "TESSERA_DLPACK_EXCHANGE": "1"}, check=True)
+    if not turned_off:
+        subprocess.run([sys.executable, __file__], env={**os.environ, "TESSERA_DLPACK_EXCHANGE": "0"}, check=True)
 
 
 if __name__ == "__main__":

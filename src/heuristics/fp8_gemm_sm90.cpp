@@ -48,6 +48,13 @@ void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
     // Calibrated on the H200: 1x7168x2048 ran 8.7 us unsplit (64x56) and 10.0 us split in two (64x112), which this
     // model only reproduces with a reduction (cluster barriers, DSMEM reads, row stores) worth ~3 us.
     constexpr double kReduceCost = 130000.0;
+    // Plus the partials themselves: every split but one sends its FP32 tile through distributed shared memory, about
+    // one unit per element. Calibrated on the H200 (three runs, docs/perf/fp8_gemm.md v5-v8): 128x2112x7168 ran
+    // 128x72 split 4 in 11.1-11.3 us and 128x144 split 8 in 12.5-12.9, while at M = 1 the split-8 plans stay best
+    // (1x2112x7168 64x144 s8 9.8 us, 64x80 s4 10.0); the flat term alone ranks both the other way.
+    const auto reduce_cost = [&](int bm, int bn, int split) {
+        return kReduceCost + static_cast<double>(bm) * bn * (split - 1);
+    };
     const double kb = static_cast<double>(ceil_div(p.k, 128));
     const double hbm = 0.0105 * static_cast<double>(p.m * p.k + p.n * p.k + 2 * p.m * p.n);
     const auto plan_cost = [&](int bm, int bn, int wgs, int split) {
@@ -55,7 +62,7 @@ void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
         const int capacity = split == 1 ? p.num_sms : p.split_capacity(split);
         const double waves = static_cast<double>(ceil_div(tiles, capacity));
         const double t = waves * (std::ceil(kb / split) * tile_cost_per_k_block(bm, bn, wgs) +
-                                  (split > 1 ? kReduceCost : 0.0));
+                                  (split > 1 ? reduce_cost(bm, bn, split) : 0.0));
         return std::max(t, hbm);
     };
     // Two 64-row blocks (64 < M <= 128) that fill the machine unsplit: no split. Each B tile streams once from HBM
@@ -83,6 +90,9 @@ void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
         if (split > kb) break;
         for (int block_m : {64, 128}) {
             if (block_m > 64 && ceil_div(p.m, 64) * 64 < block_m) continue;
+            // Two 64-row blocks of a split plan each stream B and run one warpgroup: at 128x2112x7168, 64x80 split 4
+            // ran 16.7 us against 11.3 for 128x72 split 4 (H200, docs/perf/fp8_gemm.md v5).
+            if (block_m == 64 && p.m > 64) continue;
             const int wgs = block_m == 64 ? 1 : 2;
             for (int block_n = 16; block_n <= 256; block_n += 8) {
                 if (!fp8_gemm_block_n_legal(p.mode, block_n)) continue;
@@ -169,9 +179,12 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
             // 128x192 97 us).
             if (block_m == 256 && block_n < 128) continue;
             int splits = 0;
-            // Splitting the wgmma along N works but costs issue slots: only tiles that fit whole.
-            if (!fp8_gemm_fits_registers(p.mode, block_m, block_n, wgs, &splits, p.reserved_regs) || splits != 1)
-                continue;
+            if (!fp8_gemm_fits_registers(p.mode, block_m, block_n, wgs, &splits, p.reserved_regs)) continue;
+            // Splitting the wgmma along N works but costs issue slots: only tiles that fit whole, except where one
+            // lone 64-row block (dense M <= 64) needs the wider tile to fit one wave (1x32768x512: 64x256 split in
+            // two ran 9.1-9.2 us, two waves of 64x128 9.7, in two H200 runs).
+            const bool lone_row_block = p.num_groups == 1 && p.m <= 64;
+            if (splits != 1 && !(splits == 2 && lone_row_block)) continue;
             if (fp8_gemm_smem_bytes(p.mode, block_m, block_n, 3) > p.max_smem_bytes) continue;  // >= 3 stages
             const std::int64_t tiles = p.num_groups * ceil_div(p.m, block_m) * ceil_div(p.n, block_n);
             const std::int64_t waves = ceil_div(tiles, p.num_sms);
@@ -180,7 +193,12 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
             // also pays a drain (wait_group, then the FP32 promotion) worth about 75 columns of work: measured on
             // the H200, 4096x2112x7168 ran 135 us with 256x88 tiles and 97 us with 128x192 (docs/perf/fp8_gemm.md).
             // With one consumer warpgroup no second one issues wgmma during the drain: twice the exposed cost.
-            const double cost = static_cast<double>(waves) * tile_cost_per_k_block(block_m, block_n, wgs);
+            double per_k_block = tile_cost_per_k_block(block_m, block_n, wgs) * (splits == 2 ? 1.1 : 1.0);
+            // 1D2D tiles narrower than 128 whose columns can straddle two 128-column B-scale blocks read and select
+            // two scales per k-block, on the latency-bound path of a lone row block: 1x7168x2048 ran 64x64 in
+            // 8.2-8.3 us and 64x56 in 8.5-8.6 (three H200 runs), ~20 ns per k-block (~850 units).
+            if (p.mode == Fp8GemmMode::k1D2D && block_n < 128 && 128 % block_n != 0) per_k_block += 850.0;
+            const double cost = static_cast<double>(waves) * per_k_block;
             // Ties go to the larger tile (fewer loads of the other operand).
             if (cost < best_cost * 0.999 || (cost <= best_cost * 1.001 && block_m * block_n > best.block_m * best.block_n)) {
                 best_cost = std::min(best_cost, cost);

@@ -123,6 +123,38 @@ TEST(Fp8GemmHeuristics, TwoRowBlocksFillingTheMachineDoNotSplit) {
     EXPECT_GT(choose_fp8_gemm_config(lone).split_k, 1);
 }
 
+// Decode picks that forced-config sweeps on the H200 measured faster, three runs each (docs/perf/fp8_gemm.md v8).
+TEST(Fp8GemmHeuristics, DecodePicksFollowTheH200Sweeps) {
+    const auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k, int groups = 1) {
+        Fp8GemmProblem p{m, n, k, Fp8GemmMode::k1D2D, 132, 232448};
+        p.allow_split_k = groups == 1;
+        p.num_groups = groups;
+        p.cluster_ctas[3] = 120;  // the H200's driver: 15 resident clusters of 8
+        return choose_fp8_gemm_config(p);
+    };
+    // A lone row block prefers a tile whose columns never straddle two B-scale blocks (64x64 8.2 us, 64x56 8.5).
+    const Fp8GemmConfig uniform = pick(1, 7168, 2048);
+    EXPECT_EQ(uniform.block_n, 64) << uniform.describe();
+    EXPECT_EQ(uniform.split_k, 1) << uniform.describe();
+    // ... and takes a wgmma split in two when that makes one wave of two (64x256 9.1 us, 64x128 9.7).
+    const Fp8GemmConfig wide = pick(1, 32768, 512);
+    EXPECT_EQ(wide.block_n, 256) << wide.describe();
+    int n_splits = 0;
+    EXPECT_TRUE(fp8_gemm_fits_registers(Fp8GemmMode::k1D2D, 64, 256, 1, &n_splits, 32));
+    EXPECT_EQ(n_splits, 2);
+    // Grouped problems keep whole wgmmas.
+    const Fp8GemmConfig masked = pick(20, 6144, 7168, 32);
+    EXPECT_TRUE(fp8_gemm_fits_registers(Fp8GemmMode::k1D2D, masked.block_m, masked.block_n, 1, &n_splits, 32) &&
+                n_splits == 1)
+        << masked.describe();
+    // Split-K: the reduction grows with the partial tiles, so 128 rows split in 4 beat 8 (128x72 s4 11.2 us, 128x144 s8
+    // 12.9), while a lone 64-row block still splits in 8 (1x2112x7168 64x144 s8 9.8 us, 64x80 s4 10.0).
+    const Fp8GemmConfig two_blocks = pick(128, 2112, 7168);
+    EXPECT_EQ(two_blocks.block_m, 128) << two_blocks.describe();
+    EXPECT_EQ(two_blocks.split_k, 4) << two_blocks.describe();
+    EXPECT_EQ(pick(1, 2112, 7168).split_k, 8);
+}
+
 TEST(Fp8GemmHeuristics, ForcedConfigsAreCheckedAndHonored) {
     Fp8GemmProblem p{4096, 4096, 7168, Fp8GemmMode::k1D2D, 132, 232448};
     p.allow_a_multicast = true;

@@ -1,8 +1,8 @@
-"""How the binding reads PyTorch CUDA tensors and the current stream: through their attributes (the default), and
-with TESSERA_DLPACK_EXCHANGE=1 through torch's DLPack C exchange table where torch has one. The table is checked
+"""How the binding reads PyTorch CUDA tensors and the current stream: through torch's DLPack C exchange table where
+torch has one (the default), and with TESSERA_DLPACK_EXCHANGE=0 through their attributes. The table is checked
 against the attributes (the binding compares its first conversions and turns the table off, with a warning, on any
-difference; these tests turn that warning into a failure). The option is read once per process: the table's run is a
-subprocess that repeats this file's checks."""
+difference; these tests turn that warning into a failure). The option is read once per process: the attribute path's
+run is a subprocess that repeats this file's checks."""
 import os
 import subprocess
 import sys
@@ -58,8 +58,8 @@ def test_tensor_views_match_torch_attributes(rounds=3):
                     assert n <= 1 or got == want, name
                 assert kind == 1 and index == want_index, name  # DeviceKind::kCuda
                 assert DTYPE_IDS.setdefault(t.dtype, dtype) == dtype, name
-    if os.environ.get("TESSERA_DLPACK_EXCHANGE") != "1":
-        assert not _C._dlpack_exchange_active(), "the exchange table is opt-in"
+    if os.environ.get("TESSERA_DLPACK_EXCHANGE") == "0":
+        assert not _C._dlpack_exchange_active(), "TESSERA_DLPACK_EXCHANGE=0 must keep the attribute path"
     elif hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
         assert _C._dlpack_exchange_active(), "torch has the exchange table but the binding is not using it"
 
@@ -85,10 +85,10 @@ def test_unsupported_and_non_cuda_tensors_take_the_attribute_path():
     assert kind != 1
 
 
-def test_checks_again_through_the_exchange_table():
-    if os.environ.get("TESSERA_DLPACK_EXCHANGE") == "1":
-        pytest.skip("this process already runs with the table")
-    env = dict(os.environ, TESSERA_DLPACK_EXCHANGE="1")
+def test_checks_again_through_the_attribute_path():
+    if os.environ.get("TESSERA_DLPACK_EXCHANGE") == "0":
+        pytest.skip("this process already runs without the table")
+    env = dict(os.environ, TESSERA_DLPACK_EXCHANGE="0")
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", os.path.abspath(__file__)],
                          env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
