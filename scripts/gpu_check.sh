@@ -31,7 +31,12 @@ if [ -x $BUILD/tessera ] && [ "${STEPS:-all}" = quick ]; then
     step sanitizer-fp8 sanitizer_fp8.log bash -c "compute-sanitizer --tool memcheck --error-exitcode 1 $PY -m pytest -q \
         -p no:cacheprovider tests/python/test_fp8_gemm_gpu.py -k 'test_odd_shapes and (33-136 or 129-4096)' && \
         compute-sanitizer --tool racecheck --error-exitcode 1 $PY -m pytest -q -p no:cacheprovider \
-        tests/python/test_fp8_gemm_gpu.py -k 'test_odd_shapes and 33-136'"
+        tests/python/test_fp8_gemm_gpu.py -k 'test_odd_shapes and 33-136' && \
+        compute-sanitizer --tool memcheck --error-exitcode 1 $PY -m pytest -q -p no:cacheprovider \
+        tests/python/test_fp8_gemm_gpu.py -k 'test_deepgemm_dense_shapes and (7168-16384-1 or 32768-512-1 or \
+        2112-7168-128 or 7168-2048-1)' && \
+        compute-sanitizer --tool racecheck --error-exitcode 1 $PY -m pytest -q -p no:cacheprovider \
+        tests/python/test_fp8_gemm_gpu.py -k 'test_deepgemm_dense_shapes and 7168-16384-1'"
     step bench bench.log bash -c "$BUILD/tessera bench && $PY bench/python_overhead.py && \
         $PY bench/run.py ${BENCH_ARGS:---suite deepgemm-dense --suite cold-compile} --json $OUT/bench.jsonl"
 elif [ -x $BUILD/tessera ]; then

@@ -39,6 +39,15 @@ double tile_cost_per_k_block(int block_m, int block_n, int wgs) {
     return std::max<double>(math, 64.0 * (block_m + block_n)) + 2048.0;
 }
 
+// Splitting the wgmma along N works but costs issue slots: only tiles that fit whole, except for a lone 64-row block
+// (dense M <= 64), where a wider tile split in two can cut the wave count or the CTAs of a split-K plan. Measured on
+// the H200 (docs/perf/fp8_gemm.md v8): 1x32768x512 64x256 in one wave 9.1-9.2 us against two waves of 64x128 9.7;
+// 1x7168x16384 64x256 split-K 4 40.1 us against 64x112 split-K 2 42.8.
+bool n_split_allowed(const Fp8GemmProblem& p, int n_splits) {
+    return n_splits == 1 || (n_splits == 2 && p.num_groups == 1 && p.m <= 64);
+}
+double n_split_factor(int n_splits) { return n_splits == 1 ? 1.0 : 1.1; }
+
 // Split-K for problems whose tiles leave SMs idle (decode: M <= a few hundred rows). Whole-problem time, in the same
 // units, of the plan `c` (split 1) against each (tile, S) whose S*tiles CTAs fit one wave of clusters:
 //   waves * ceil(kb / S) * per-k-block cost + (S > 1: the cluster reduction, ~1 us), but never below the time to
@@ -57,12 +66,12 @@ void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
     };
     const double kb = static_cast<double>(ceil_div(p.k, 128));
     const double hbm = 0.0105 * static_cast<double>(p.m * p.k + p.n * p.k + 2 * p.m * p.n);
-    const auto plan_cost = [&](int bm, int bn, int wgs, int split) {
+    const auto plan_cost = [&](int bm, int bn, int wgs, int split, int n_splits) {
         const std::int64_t tiles = ceil_div(p.m, bm) * ceil_div(p.n, bn) * split;
         const int capacity = split == 1 ? p.num_sms : p.split_capacity(split);
         const double waves = static_cast<double>(ceil_div(tiles, capacity));
-        const double t = waves * (std::ceil(kb / split) * tile_cost_per_k_block(bm, bn, wgs) +
-                                  (split > 1 ? reduce_cost(bm, bn, split) : 0.0));
+        const double per_k_block = tile_cost_per_k_block(bm, bn, wgs) * n_split_factor(n_splits);
+        const double t = waves * (std::ceil(kb / split) * per_k_block + (split > 1 ? reduce_cost(bm, bn, split) : 0.0));
         return std::max(t, hbm);
     };
     // Two 64-row blocks (64 < M <= 128) that fill the machine unsplit: no split. Each B tile streams once from HBM
@@ -85,7 +94,9 @@ void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
             return;
         }
     }
-    double best = 0.9 * plan_cost(c.block_m, c.block_n, c.num_math_warpgroups, 1);
+    int base_splits = 1;
+    fp8_gemm_fits_registers(p.mode, c.block_m, c.block_n, c.num_math_warpgroups, &base_splits, p.reserved_regs);
+    double best = 0.9 * plan_cost(c.block_m, c.block_n, c.num_math_warpgroups, 1, base_splits);
     for (int split : {2, 4, 8}) {
         if (split > kb) break;
         for (int block_m : {64, 128}) {
@@ -98,12 +109,12 @@ void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
                 if (!fp8_gemm_block_n_legal(p.mode, block_n)) continue;
                 int n_splits = 0;
                 if (!fp8_gemm_fits_registers(p.mode, block_m, block_n, wgs, &n_splits, p.reserved_regs) ||
-                    n_splits != 1)
+                    !n_split_allowed(p, n_splits))
                     continue;
                 if (fp8_gemm_smem_bytes(p.mode, block_m, block_n, 4, split) > p.max_smem_bytes) continue;
                 const std::int64_t ctas = ceil_div(p.m, block_m) * ceil_div(p.n, block_n) * split;
                 if (ctas > p.split_capacity(split)) continue;  // one wave: every cluster resident at once
-                const double cost = plan_cost(block_m, block_n, wgs, split);
+                const double cost = plan_cost(block_m, block_n, wgs, split, n_splits);
                 if (cost < best) {
                     best = cost;
                     c.block_m = block_m;
@@ -179,12 +190,9 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
             // 128x192 97 us).
             if (block_m == 256 && block_n < 128) continue;
             int splits = 0;
-            if (!fp8_gemm_fits_registers(p.mode, block_m, block_n, wgs, &splits, p.reserved_regs)) continue;
-            // Splitting the wgmma along N works but costs issue slots: only tiles that fit whole, except where one
-            // lone 64-row block (dense M <= 64) needs the wider tile to fit one wave (1x32768x512: 64x256 split in
-            // two ran 9.1-9.2 us, two waves of 64x128 9.7, in two H200 runs).
-            const bool lone_row_block = p.num_groups == 1 && p.m <= 64;
-            if (splits != 1 && !(splits == 2 && lone_row_block)) continue;
+            if (!fp8_gemm_fits_registers(p.mode, block_m, block_n, wgs, &splits, p.reserved_regs) ||
+                !n_split_allowed(p, splits))
+                continue;
             if (fp8_gemm_smem_bytes(p.mode, block_m, block_n, 3) > p.max_smem_bytes) continue;  // >= 3 stages
             const std::int64_t tiles = p.num_groups * ceil_div(p.m, block_m) * ceil_div(p.n, block_n);
             const std::int64_t waves = ceil_div(tiles, p.num_sms);
@@ -193,7 +201,7 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
             // also pays a drain (wait_group, then the FP32 promotion) worth about 75 columns of work: measured on
             // the H200, 4096x2112x7168 ran 135 us with 256x88 tiles and 97 us with 128x192 (docs/perf/fp8_gemm.md).
             // With one consumer warpgroup no second one issues wgmma during the drain: twice the exposed cost.
-            double per_k_block = tile_cost_per_k_block(block_m, block_n, wgs) * (splits == 2 ? 1.1 : 1.0);
+            double per_k_block = tile_cost_per_k_block(block_m, block_n, wgs) * n_split_factor(splits);
             // 1D2D tiles narrower than 128 whose columns can straddle two 128-column B-scale blocks read and select
             // two scales per k-block, on the latency-bound path of a lone row block: 1x7168x2048 ran 64x64 in
             // 8.2-8.3 us and 64x56 in 8.5-8.6 (three H200 runs), ~20 ns per k-block (~850 units).

@@ -142,6 +142,10 @@ TEST(Fp8GemmHeuristics, DecodePicksFollowTheH200Sweeps) {
     int n_splits = 0;
     EXPECT_TRUE(fp8_gemm_fits_registers(Fp8GemmMode::k1D2D, 64, 256, 1, &n_splits, 32));
     EXPECT_EQ(n_splits, 2);
+    // ... also inside a split-K plan (1x7168x16384: 64x256 split 4 40.1 us, 64x112 split 2 42.8).
+    const Fp8GemmConfig long_k = pick(1, 7168, 16384);
+    EXPECT_EQ(long_k.block_n, 256) << long_k.describe();
+    EXPECT_EQ(long_k.split_k, 4) << long_k.describe();
     // Grouped problems keep whole wgmmas.
     const Fp8GemmConfig masked = pick(20, 6144, 7168, 32);
     EXPECT_TRUE(fp8_gemm_fits_registers(Fp8GemmMode::k1D2D, masked.block_m, masked.block_n, 1, &n_splits, 32) &&
