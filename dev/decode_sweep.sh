@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# Forced-config sweeps of the decode shapes whose picks are in question (docs/perf/fp8_gemm.md v5-v6), in one device
+# Forced-config sweeps of the decode shapes whose picks are in question (docs/perf/fp8_gemm.md v5-v8), in one device
 # call after a build into build-gpu. No kernel change is needed: TESSERA_FP8_CONFIG forces each plan.
 #
 #   dev/decode_sweep.sh              (logs under $OUT; about 3 minutes)
 #
+# Answered in v8 (kept out): multicast for the M = 128 two-row-block plans (slower, both directions), two CTAs per SM
+# on the one-wave M = 4096 shapes (12-50 % slower), 1x7168x2048 64x64, 1x32768x512 64x256, 128x2112x7168 128x72 s4,
+# 1x7168x16384 64x256 s4 (now the picks).
+#
 # Questions:
-# - M = 128 two-row-block plans (64xBN, 1 warpgroup): every CTA reads its 64 rows of A in full from L2, 55-100 % on
-#   top of its B bytes. Does A multicast across N-pairs (:1x2) make them faster? And the two row blocks read every B
-#   tile twice (once from HBM, once hopefully from L2): does B multicast across the M-pair (:2x1) halve that?
-# - 1x7168x2048: 64x64 (uniform B scale) against the pick 64x56, measured 8.2 vs 8.6 us twice in v5.
-# - 1x32768x512: the N-split 64x256 (one wave) against 64x128 (two waves).
-# - 128x2112x7168: 128x72 s4 against the pick 128x144 s8, 11.2 vs 12.6 us in v5.
-# - Two CTAs per SM (:o2) for the one-wave M = 4096 shapes (not decode, but the same forced-config sweep).
+# - M = 128 runs at ~3 TB/s (128x7168x16384: 40.3 us against a 30.0 us floor). Its two-row-block plan reads B twice
+#   (once per row block) and A once per n-block: 64x112 moves ~370 MB through L2 for 151 MB of operands. Plans with
+#   fewer n-blocks cut that: 128x256 split 4 (wgmma in two halves) reads B once and A 28 times (~175 MB) but pays a
+#   bigger reduction; 64x256 split 2 reads B twice and A 28 times (~290 MB). Is L2 traffic what bounds M = 128?
+# - The same for 128x4096x7168 and 128x24576x1536.
+# - M = 1: does a wider split-K tile help 1x4096x7168 and 1x2112x7168 the way 64x256 s4 helped 1x7168x16384?
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -19,15 +22,9 @@ mkdir -p "$OUT"
 export PYTHONPATH=${PYTHONPATH:-$PWD/build-gpu/python}
 sweep() { timeout 150 python3 bench/sweep_fp8.py "$@" --reps 20 2>&1 | sed -n '/fastest/,$p'; }
 {
-    sweep 128 7168 16384 64x112:1x2 64x112:2x1 64x128:1x2 64x128:2x1 64x104:1x2
-    sweep 128 4096 7168 64x64:1x2 64x64:2x1 64x56:1x2 64x72:1x2 64x72:2x1
-    sweep 128 7168 2048 64x112:1x2 64x112:2x1 64x128:1x2
-    sweep 128 24576 1536 64x192:1x2 64x192:2x1 128x192:1x2
-    sweep 1 7168 2048 64x64 64x72
-    sweep 1 32768 512 64x256 64x192
-    sweep 128 2112 7168 128x72:s4 128x80:s4
-    # One-wave M = 4096 shapes as two CTAs per SM (:o2, one consumer warpgroup each): the two CTAs' promotions can
-    # overlap each other's wgmma without a shared full barrier pulling them into lockstep.
-    sweep 4096 2112 7168 64x128:o2 64x144:o2 64x192:o2
-    sweep 4096 576 7168 64x144:o2 64x96:o2 64x72:o2
+    sweep 128 7168 16384 128x256:s4 64x256:s2 128x128:s2 128x112:s2
+    sweep 128 4096 7168 128x256:s4 64x256:s2 64x128:s2 128x128:s4
+    sweep 128 24576 1536 64x256 128x256
+    sweep 1 4096 7168 64x256:s4 64x256:s8 64x192:s4
+    sweep 1 2112 7168 64x256:s8 64x192:s8
 } 2>&1 | tee "$OUT/decode_sweep.log"
