@@ -40,11 +40,13 @@ double tile_cost_per_k_block(int block_m, int block_n, int wgs) {
 }
 
 // Splitting the wgmma along N works but costs issue slots: only tiles that fit whole, except for a lone 64-row block
-// (dense M <= 64), where a wider tile split in two can cut the wave count or the CTAs of a split-K plan. Measured on
-// the H200 (docs/perf/fp8_gemm.md v8): 1x32768x512 64x256 in one wave 9.1-9.2 us against two waves of 64x128 9.7;
-// 1x7168x16384 64x256 split-K 4 40.1 us against 64x112 split-K 2 42.8.
+// of a dense 1D2D problem (M <= 64), where a wider tile split in two can cut the wave count or the CTAs of a split-K
+// plan. Measured on the H200 (docs/perf/fp8_gemm.md v8): 1x32768x512 64x256 in one wave 9.1-9.2 us against two waves
+// of 64x128 9.7; 1x7168x16384 64x256 split-K 4 40.1 us against 64x112 split-K 2 42.8. Grouped kernels keep whole
+// wgmmas: their larger register reserve makes split tiles spill at some shapes (masked 64x256 at N = 4096, K = 2048).
 bool n_split_allowed(const Fp8GemmProblem& p, int n_splits) {
-    return n_splits == 1 || (n_splits == 2 && p.num_groups == 1 && p.m <= 64);
+    const bool dense_1d2d = p.allow_split_k && p.mode == Fp8GemmMode::k1D2D && p.num_groups == 1;
+    return n_splits == 1 || (n_splits == 2 && dense_1d2d && p.m <= 64);
 }
 double n_split_factor(int n_splits) { return n_splits == 1 ? 1.0 : 1.1; }
 

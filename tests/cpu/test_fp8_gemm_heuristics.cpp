@@ -151,6 +151,14 @@ TEST(Fp8GemmHeuristics, DecodePicksFollowTheH200Sweeps) {
     EXPECT_TRUE(fp8_gemm_fits_registers(Fp8GemmMode::k1D2D, masked.block_m, masked.block_n, 1, &n_splits, 32) &&
                 n_splits == 1)
         << masked.describe();
+    // ... and so does a one-group grouped problem (no split-K permission, larger register reserve).
+    Fp8GemmProblem one_group{20, 32768, 2048, Fp8GemmMode::k1D2D, 132, 232448};
+    one_group.reserved_regs = 48;
+    const Fp8GemmConfig grouped_pick = choose_fp8_gemm_config(one_group);
+    EXPECT_TRUE(fp8_gemm_fits_registers(Fp8GemmMode::k1D2D, grouped_pick.block_m, grouped_pick.block_n, 1, &n_splits,
+                                        48) &&
+                n_splits == 1)
+        << grouped_pick.describe();
     // Split-K: the reduction grows with the partial tiles, so 128 rows split in 4 beat 8 (128x72 s4 11.2 us, 128x144 s8
     // 12.9), while a lone 64-row block still splits in 8 (1x2112x7168 64x144 s8 9.8 us, 64x80 s4 10.0).
     const Fp8GemmConfig two_blocks = pick(128, 2112, 7168);
