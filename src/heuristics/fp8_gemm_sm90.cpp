@@ -205,8 +205,9 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
             // With one consumer warpgroup no second one issues wgmma during the drain: twice the exposed cost.
             double per_k_block = tile_cost_per_k_block(block_m, block_n, wgs) * n_split_factor(splits);
             // 1D2D tiles narrower than 128 whose columns can straddle two 128-column B-scale blocks read and select
-            // two scales per k-block, on the latency-bound path of a lone row block: 1x7168x2048 ran 64x64 in
-            // 8.2-8.3 us and 64x56 in 8.5-8.6 (three H200 runs), ~20 ns per k-block (~850 units).
+            // two scales per k-block. Measured where it shows, on a lone row block's latency-bound k-blocks:
+            // 1x7168x2048 ran 64x64 in 8.2-8.3 us and 64x56 in 8.5-8.6 (three H200 runs), ~20 ns per k-block (~850
+            // units). Wider tiles' costs were calibrated with their two-scale reads included.
             if (p.mode == Fp8GemmMode::k1D2D && block_n < 128 && 128 % block_n != 0) per_k_block += 850.0;
             const double cost = static_cast<double>(waves) * per_k_block;
             // Ties go to the larger tile (fewer loads of the other operand).
