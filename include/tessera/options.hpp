@@ -33,6 +33,10 @@ struct Options {
     // warpgroups on two-wave tiles (TESSERA_FP8_MATH_ORDER=0/1), the pipelined mainloop (TESSERA_FP8_PIPELINE=0/1).
     int fp8_math_order = -1;
     int fp8_pipeline = -1;
+    // Experiment (TESSERA_FP8_KGROUPED_CLUSTER=1): k-grouped GEMMs may pair adjacent m-blocks in a cluster of two
+    // with B multicast, as dense 1D1D does, where every group's tile count is even (both CTAs of a pair then stay in
+    // one group and walk equal k-block counts). Off until it has been measured (docs/perf/fp8_grouped.md v4).
+    bool fp8_kgrouped_cluster = false;
     // Launch
     bool pdl = false;             // programmatic dependent launch attribute
     int num_sms = 0;              // 0: all SMs of the device

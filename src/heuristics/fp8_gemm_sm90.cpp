@@ -228,7 +228,9 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
     const std::int64_t m_blocks = ceil_div(p.m, c.block_m);
     const std::int64_t n_blocks = ceil_div(p.n, c.block_n);
     const std::int64_t tiles = p.num_groups * m_blocks * n_blocks;
-    if (c.split_k == 1 && p.allow_cluster && p.num_sms % 2 == 0 && tiles >= p.num_sms && p.m >= 512) {
+    const bool pairs_fit_groups = !p.pairs_need_even_group_tiles || (m_blocks * n_blocks) % 2 == 0;
+    if (c.split_k == 1 && p.allow_cluster && pairs_fit_groups && p.num_sms % 2 == 0 && tiles >= p.num_sms &&
+        p.m >= 512) {
         if (p.allow_a_multicast && c.block_m > c.block_n && n_blocks >= 2) c.cluster_n = 2;
         else if (m_blocks >= 2) c.cluster_m = 2;
     }

@@ -17,7 +17,9 @@ struct Fp8GemmProblem {
     // Grouped problems: m is the (expected) rows of one group and tiles are counted num_groups times.
     int num_groups = 1;
     int block_m = 0;             // > 0: the layout fixes BLOCK_M (contiguous: the segment alignment)
-    bool allow_cluster = true;   // multicast pairs need equal k-block counts per pair (dense, contiguous)
+    bool allow_cluster = true;   // multicast pairs need equal k-block counts (dense, contiguous; k-grouped opt-in)
+    // k-grouped pairs: both CTAs of a cluster must stay in one group, so each group's tile count must be even.
+    bool pairs_need_even_group_tiles = false;
     int reserved_regs = 32;      // consumer registers outside the accumulators (48 for kinds that walk groups)
     bool allow_split_k = false;  // dense 1D2D: tiles may be shared along K by the CTAs of a cluster
     bool allow_a_multicast = false;  // dense: pairs along N may share A (cluster_n = 2; rasterized along N)

@@ -152,8 +152,12 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
     problem.max_smem_bytes = max_smem_bytes;
     problem.num_groups = key.num_groups;
     problem.block_m = key.block_m;
-    problem.allow_cluster = key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous;
-    problem.reserved_regs = problem.allow_cluster ? 32 : 48;  // mirrors the kernel's kReservedRegs
+    const bool kgrouped = key.kind == GemmKind::kKGrouped;
+    problem.allow_cluster = key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous ||
+                            (kgrouped && options().fp8_kgrouped_cluster);
+    problem.pairs_need_even_group_tiles = kgrouped;
+    // Mirrors the kernel's kReservedRegs: the kinds that walk groups keep 48.
+    problem.reserved_regs = key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous ? 32 : 48;
     problem.allow_split_k = key.kind == GemmKind::kDense && key.mode == heuristics::Fp8GemmMode::k1D2D;
     problem.allow_a_multicast = key.kind == GemmKind::kDense;
     // Tuning sweeps force dense, per-row contiguous (whose BLOCK_M stays the alignment's) and masked plans.

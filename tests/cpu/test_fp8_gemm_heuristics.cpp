@@ -123,6 +123,31 @@ TEST(Fp8GemmHeuristics, TwoRowBlocksFillingTheMachineDoNotSplit) {
     EXPECT_GT(choose_fp8_gemm_config(lone).split_k, 1);
 }
 
+// k-grouped pairs (opt-in, TESSERA_FP8_KGROUPED_CLUSTER=1): a cluster of two only where each group's tile count is
+// even, so that both CTAs of a pair stay in one group (the kernel traps otherwise).
+TEST(Fp8GemmHeuristics, KGroupedPairsOnlyWithEvenTilesPerGroup) {
+    const auto pick = [](std::int64_t m, std::int64_t n) {
+        Fp8GemmProblem p{m, n, 128, Fp8GemmMode::k1D1D, 132, 232448};
+        p.num_groups = 8;
+        p.reserved_regs = 48;
+        p.allow_cluster = true;
+        p.pairs_need_even_group_tiles = true;
+        return choose_fp8_gemm_config(p);
+    };
+    for (auto [m, n] : {std::pair<std::int64_t, std::int64_t>{4096, 7168}, {7168, 2048}, {4096, 4096}}) {
+        const Fp8GemmConfig c = pick(m, n);
+        const std::int64_t tiles = (m + c.block_m - 1) / c.block_m * ((n + c.block_n - 1) / c.block_n);
+        SCOPED_TRACE(testing::Message() << m << "x" << n << ": " << c.describe());
+        EXPECT_EQ(c.cluster_m * c.cluster_n, tiles % 2 == 0 ? 2 : 1);
+        EXPECT_EQ(c.cluster_n, 1);  // B multicast (pairs of m-blocks), never A
+    }
+    // 640x1152: 5 x 9 tiles per group (odd), so no pair, although 8 groups fill the machine.
+    const Fp8GemmConfig odd = pick(640, 1152);
+    EXPECT_EQ((640 + odd.block_m - 1) / odd.block_m * ((1152 + odd.block_n - 1) / odd.block_n) % 2, 1)
+        << odd.describe();
+    EXPECT_EQ(odd.cluster_m * odd.cluster_n, 1) << odd.describe();
+}
+
 // Decode picks that forced-config sweeps on the H200 measured faster, three runs each (docs/perf/fp8_gemm.md v8).
 TEST(Fp8GemmHeuristics, DecodePicksFollowTheH200Sweeps) {
     const auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k, int groups = 1) {

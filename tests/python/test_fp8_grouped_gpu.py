@@ -391,6 +391,36 @@ def test_k_grouped_all_empty_is_c():
     run_and_check_k_grouped(p, in_place=False)
 
 
+K_GROUPED_PAIRS = """
+import random, sys
+sys.path.insert(0, {tests!r})
+import torch
+import test_fp8_grouped_gpu as t
+random.seed(0)
+torch.manual_seed(0)
+for m, n, ks in [(4096, 7168, [1024, 0, 2048, 384]), (768, 2048, [128, 0, 256, 128, 384, 0, 128, 256]),
+                 (640, 1152, [256, 128, 0, 512, 128, 256, 384, 128])]:
+    t.run_and_check_k_grouped(t.make_k_grouped(m, n, ks), in_place=False)
+    print(m, n, t.tessera._C.fp8_grouped_gemm_config("k_grouped", m, n, 0, len(ks), 0, 0))
+print("ok")
+"""
+
+
+def test_k_grouped_pairs_opt_in():
+    """TESSERA_FP8_KGROUPED_CLUSTER=1 (read once per process, so a child runs it): k-grouped plans pair m-blocks in
+    clusters of two with B multicast where every group has an even tile count, and stay unpaired otherwise."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, TESSERA_FP8_KGROUPED_CLUSTER="1")
+    script = K_GROUPED_PAIRS.format(tests=os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    assert "cluster 2x1" in lines[0], out.stdout  # 4096x7168: 32 x 50 tiles per group
+    assert "cluster 1x1" in lines[2], out.stdout  # 640x1152: 5 x 9 tiles per group
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Rejected inputs: raised before any launch, d untouched
 # ---------------------------------------------------------------------------------------------------------------

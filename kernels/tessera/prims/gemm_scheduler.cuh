@@ -59,8 +59,10 @@ template <GemmKind kKind, int kBlockM, int kBlockN, int kGroupSize, int kCluster
           int kSplitK = 1>
 struct GemmScheduler {
     using Raster = PersistentTileScheduler<kBlockM, kBlockN, kGroupSize, kClusterSize, kRasterAlongM>;
-    static_assert(kClusterSize == 1 || kKind == kDense || kKind == kContiguous,
-                  "clusters need both CTAs of a pair to walk equal k-block counts: dense and contiguous only");
+    // k-grouped pairs stay in one group (so walk equal k-block counts) when every group's tile count is even: the
+    // host plans a cluster only then, and load_group traps otherwise rather than let the pair's rings diverge.
+    static_assert(kClusterSize == 1 || kKind == kDense || kKind == kContiguous || kKind == kKGrouped,
+                  "clusters need both CTAs of a pair to walk equal k-block counts: dense, contiguous, k-grouped");
     static_assert(kSplitK == 1 || (kKind == kDense && kClusterSize == 1), "split-K: dense, without multicast pairs");
 
     GemmSchedulerArgs args;
@@ -97,6 +99,9 @@ struct GemmScheduler {
         }
         group_m_blocks = ceil_div<uint32_t>(group_end - group_start, kBlockM);
         group_tiles = group_m_blocks * n_blocks();
+        if constexpr (kKind == kKGrouped && kClusterSize > 1) {
+            if (group_tiles % 2 != 0) __trap();  // a host planning error: a pair would straddle two groups
+        }
     }
 
     __device__ bool next(GemmTile& t) {
