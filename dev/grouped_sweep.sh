@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Grouped-GEMM tuning questions in one device call, after a build into build-gpu (dev/build_gpu.sh):
-#   1. masked tiles: the suite under each forced tile (TESSERA_FP8_CONFIG applies to every masked shape) next to the
-#      heuristic's picks. Is a two-wave 256x128 tile (turns, the dense M = 4096 mainloop) faster than the one-wave
-#      128x144/128x160 picks at 1024 tokens per expert? Is 128x128 (DeepGEMM's masked pick) faster at K = 2048?
-#      Do two CTAs per SM (:o2) beat the one-warpgroup 64x192 pick at 192 tokens per expert?
-#   2. kernel variants (dirs made with dev/kernel_variant.sh): the contiguous and masked suites under each.
-#   3. k-grouped, not measured since v1.
+#   1. masked tiles (MASKED_TILES): the suite under each forced tile (TESSERA_FP8_CONFIG applies to every masked
+#      shape) next to the heuristic's picks. The v4 sweep (docs/perf/fp8_grouped.md) answered 256x128, 128x128,
+#      128x144, 128x192, 64x256 and 64x128; none runs by default.
+#   2. kernel variants (dirs made with dev/kernel_variant.sh): the contiguous and masked suites under each, next to
+#      the working tree's kernels in the same call.
+#   3. k-grouped, by default and with the opt-in pairs (TESSERA_FP8_KGROUPED_CLUSTER=1: 2x1 clusters, B multicast).
 #
 #   dev/grouped_sweep.sh [VARIANT_DIR ...]             (about 1 minute per suite run; geomeans at the end)
-#   MASKED_TILES="256x128 128x128" dev/grouped_sweep.sh
+#   MASKED_TILES="128x128 128x192" dev/grouped_sweep.sh   (the masked suite under each forced tile too)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -29,7 +29,8 @@ suite() {  # suite LABEL ARGS...
 }
 {
     suite masked-heuristic --suite deepgemm-masked
-    for tile in ${MASKED_TILES:-256x128 128x128 64x128:o2 64x192:o2}; do
+    [ $# -gt 0 ] && suite contiguous-heuristic --suite deepgemm-grouped-contiguous
+    for tile in ${MASKED_TILES-}; do
         TESSERA_FP8_CONFIG=$tile suite "masked-$tile" --suite deepgemm-masked
     done
     for dir in "$@"; do
@@ -37,5 +38,6 @@ suite() {  # suite LABEL ARGS...
             --suite deepgemm-grouped-contiguous --suite deepgemm-masked
     done
     suite kgrouped --suite deepgemm-kgrouped
+    TESSERA_FP8_KGROUPED_CLUSTER=1 suite kgrouped-pairs --suite deepgemm-kgrouped
 } >"$OUT/grouped_sweep.log" 2>&1
 grep -E "^===|geomean" "$OUT/grouped_sweep.log"
