@@ -84,7 +84,7 @@ void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
         // The narrowest tile that still fits one wave: the most CTAs streaming B.
         for (int block_n = 64; block_n <= 256; block_n += 8) {
             int n_splits = 0;
-            if (!fp8_gemm_block_n_legal(p.mode, block_n) ||
+            if (!fp8_gemm_block_n_legal(p.mode, block_n) || p.excluded(64, block_n) ||
                 !fp8_gemm_fits_registers(p.mode, 64, block_n, 1, &n_splits, p.reserved_regs) || n_splits != 1)
                 continue;
             const std::int64_t tiles = 2 * ceil_div(p.n, block_n);
@@ -108,7 +108,7 @@ void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
             if (block_m == 64 && p.m > 64) continue;
             const int wgs = block_m == 64 ? 1 : 2;
             for (int block_n = 16; block_n <= 256; block_n += 8) {
-                if (!fp8_gemm_block_n_legal(p.mode, block_n)) continue;
+                if (!fp8_gemm_block_n_legal(p.mode, block_n) || p.excluded(block_m, block_n)) continue;
                 int n_splits = 0;
                 if (!fp8_gemm_fits_registers(p.mode, block_m, block_n, wgs, &n_splits, p.reserved_regs) ||
                     !n_split_allowed(p, n_splits))
@@ -187,7 +187,7 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
         if (p.block_m == 0 && block_m > 64 && ceil_div(p.m, 64) * 64 < block_m) continue;
         const int wgs = block_m == 64 ? 1 : 2;
         for (int block_n = 16; block_n <= 256; block_n += 8) {
-            if (!fp8_gemm_block_n_legal(p.mode, block_n)) continue;
+            if (!fp8_gemm_block_n_legal(p.mode, block_n) || p.excluded(block_m, block_n)) continue;
             // 256-row tiles narrower than 128 starve on shared-memory reads of A (4096x2112x7168: 256x88 ran 135 us,
             // 128x192 97 us).
             if (block_m == 256 && block_n < 128) continue;
@@ -222,6 +222,8 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
     Fp8GemmConfig& c = best;
     c.num_sms = p.num_sms;
     if (p.forced_block_m > 0) return forced_config(p);
+    TESSERA_CHECK(best_cost < std::numeric_limits<double>::max(), "FP8 GEMM planning: no tile left for m=", p.m,
+                  " n=", p.n, " k=", p.k, " (", p.num_excluded_tiles, " excluded after spilling)");
     if (p.allow_split_k && p.mode == Fp8GemmMode::k1D2D && p.num_groups == 1) choose_split_k(p, best);
     // Multicast the larger operand across a pair when there are enough tiles for pairs to form and the grid is even:
     // B across an M-pair, or (dense, tiles taller than wide) A across an N-pair.

@@ -31,6 +31,16 @@ struct Fp8GemmProblem {
     // in the driver's answer when the estimate proved too high).
     int cluster_ctas[4] = {0, 0, 0, 0};
     int split_capacity(int split) const;
+    // Tiles (block_m, block_n) the search skips: the planner excludes a tile whose kernel spilled for this problem's
+    // shape constants and plans again (ops::choose_buildable_config).
+    static constexpr int kMaxExcludedTiles = 6;
+    int excluded_tiles[kMaxExcludedTiles][2] = {};
+    int num_excluded_tiles = 0;
+    bool excluded(int block_m, int block_n) const {
+        for (int i = 0; i < num_excluded_tiles; ++i)
+            if (excluded_tiles[i][0] == block_m && excluded_tiles[i][1] == block_n) return true;
+        return false;
+    }
 };
 
 struct Fp8GemmConfig {

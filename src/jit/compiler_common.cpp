@@ -48,7 +48,7 @@ bool check_no_local_memory(std::string_view log, std::string_view what) {
     const PtxasUsage u = parse_ptxas_usage(log);
     if (u.registers < 0) return false;
     if (u.stack_frame_bytes > 0 || u.spill_store_bytes > 0 || u.spill_load_bytes > 0 || u.local_memory) {
-        throw CompileError(detail::str_cat("kernel ", what, " uses local memory (stack frame ", u.stack_frame_bytes,
+        throw SpillError(detail::str_cat("kernel ", what, " uses local memory (stack frame ", u.stack_frame_bytes,
                                            " B, spill stores ", u.spill_store_bytes, " B, spill loads ",
                                            u.spill_load_bytes, " B); ptxas said:\n", log));
     }

@@ -30,7 +30,7 @@ Kernel::Kernel(std::string cubin, std::string_view entry, std::string descriptio
     int local_bytes = 0;
     TESSERA_CU_CHECK(d.cuKernelGetAttribute(&local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, kernel_, dev));
     if (local_bytes > 0 && tessera::options().check_spills)
-        throw CompileError(detail::str_cat("kernel ", description_, " uses ", local_bytes,
+        throw SpillError(detail::str_cat("kernel ", description_, " uses ", local_bytes,
                                            " bytes of local memory per thread (spills); set TESSERA_JIT_CHECK_SPILLS=0 "
                                            "to run it anyway"));
 }

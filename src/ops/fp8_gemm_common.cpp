@@ -167,6 +167,27 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
     return problem;
 }
 
+heuristics::Fp8GemmConfig choose_buildable_config(heuristics::Fp8GemmProblem& problem,
+                                                  const std::function<void(const heuristics::Fp8GemmConfig&)>& build) {
+    for (;;) {
+        const heuristics::Fp8GemmConfig config = heuristics::choose_fp8_gemm_config(problem);
+        try {
+            build(config);
+            return config;
+        } catch (const SpillError& e) {
+            // A tile at the register budget's edge can spill for some shape constants (masked 64x192 at K = 1536,
+            // any N: the consumers need 250 of their 248 registers there). Plan without it rather than fail the call.
+            if (problem.forced_block_m > 0 || problem.num_excluded_tiles == problem.kMaxExcludedTiles) throw;
+            if (options().print_configs)
+                std::fprintf(stderr, "[tessera] %s spills here; planning again without %dx%d\n", config.describe().c_str(),
+                             config.block_m, config.block_n);
+            problem.excluded_tiles[problem.num_excluded_tiles][0] = config.block_m;
+            problem.excluded_tiles[problem.num_excluded_tiles][1] = config.block_n;
+            ++problem.num_excluded_tiles;
+        }
+    }
+}
+
 const Fp8Plan& fp8_plan(const Fp8PlanKey& key, const char* op) {
     // A thread's last plan first: repeated calls of one shape skip the lock. Plans are never erased and map nodes do
     // not move, so the pointer stays valid.
@@ -187,9 +208,9 @@ const Fp8Plan& fp8_plan(const Fp8PlanKey& key, const char* op) {
     Fp8Plan plan;
     // Loading the module needs the device's context current (a C++ caller may not have made it so).
     runtime::make_current(key.device);
+    const auto build = [&](const heuristics::Fp8GemmConfig& c) { plan.kernel = &jit::jit().get(fp8_spec(key, c)); };
     for (int attempt = 0;; ++attempt) {
-        plan.config = heuristics::choose_fp8_gemm_config(problem);
-        plan.kernel = &jit::jit().get(fp8_spec(key, plan.config));
+        plan.config = choose_buildable_config(problem, build);
         const int split = plan.config.split_k;
         if (split == 1 || attempt > 0) break;
         // A split-K plan assumes all its clusters are resident at once; where the driver says fewer fit, plan again

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "heuristics/fp8_gemm_sm90.hpp"
@@ -88,6 +89,12 @@ struct Fp8Plan {
     const jit::Kernel* kernel = nullptr;
 };
 const Fp8Plan& fp8_plan(const Fp8PlanKey& key, const char* op);
+// The heuristic's config for `problem`, built by `build` (which compiles and loads its kernel): where the kernel
+// spills for this problem's shape constants (SpillError), the tile is excluded and the problem planned again, up to
+// Fp8GemmProblem::kMaxExcludedTiles times. Forced configs (TESSERA_FP8_CONFIG) are not re-planned: their error
+// stands. Returns the config that built; `problem` keeps the exclusions.
+heuristics::Fp8GemmConfig choose_buildable_config(heuristics::Fp8GemmProblem& problem,
+                                                  const std::function<void(const heuristics::Fp8GemmConfig&)>& build);
 jit::KernelSpec fp8_spec(const Fp8PlanKey& key, const heuristics::Fp8GemmConfig& c);
 // The heuristic's problem for a key (shared by fp8_plan and the ahead-of-time suites).
 heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes);

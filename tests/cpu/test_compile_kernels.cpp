@@ -6,6 +6,7 @@
 
 #include "jit/jit.hpp"
 #include "jit/kernel_catalog.hpp"
+#include "ops/fp8_gemm_common.hpp"
 #include "test_helpers.hpp"
 #include "tessera/error.hpp"
 
@@ -36,6 +37,57 @@ TEST_P(CompileKernels, AllCatalogKernelsCompileWithoutSpills) {
 
 INSTANTIATE_TEST_SUITE_P(Compilers, CompileKernels, ::testing::Values(CompilerKind::kNvrtc, CompilerKind::kNvcc),
                          [](const auto& info) { return info.param == CompilerKind::kNvrtc ? "nvrtc" : "nvcc"; });
+
+// A heuristic pick whose kernel spills for the problem's shape constants is planned again without that tile instead
+// of failing the call: masked 64x192 spills at K = 1536 (28 bytes with this toolkit, for every N).
+TEST(CompileKernels, SpillingPickIsPlannedAgainWithoutItsTile) {
+    const auto cache = test::make_temp_dir("tessera-cache");
+    jit::Jit j(test::test_options(cache, CompilerKind::kNvrtc));
+    const ops::Fp8PlanKey key{1, 4096, 1536, heuristics::Fp8GemmMode::k1D2D, ops::GemmKind::kMasked, 32, 0, 132, 0};
+    heuristics::Fp8GemmProblem problem = ops::fp8_problem(key, 232448);
+    const heuristics::Fp8GemmConfig first = heuristics::choose_fp8_gemm_config(problem);
+    bool reported = true;
+    std::vector<std::string> built;
+    const heuristics::Fp8GemmConfig c = ops::choose_buildable_config(problem, [&](const heuristics::Fp8GemmConfig& cfg) {
+        const jit::BuildResult r = j.build(ops::fp8_spec(key, cfg));
+        reported = reported && jit::parse_ptxas_usage(r.log).registers > 0;
+        built.push_back(cfg.describe());
+    });
+    std::filesystem::remove_all(cache);
+    if (!reported) GTEST_SKIP() << "NVRTC printed no ptxas report on this machine: spills are only seen at load time";
+    EXPECT_FALSE(problem.excluded(c.block_m, c.block_n)) << c.describe();
+    if (problem.num_excluded_tiles > 0) {
+        EXPECT_TRUE(problem.excluded(first.block_m, first.block_n)) << first.describe();
+        EXPECT_TRUE(c.block_m != first.block_m || c.block_n != first.block_n) << c.describe();
+    }
+    ASSERT_EQ(built.size(), 1u);  // only the config that built was kept
+    EXPECT_EQ(built[0], c.describe());
+}
+
+// A forced config is not re-planned: its spill is the caller's answer.
+TEST(CompileKernels, ForcedSpillingConfigStillThrows) {
+    heuristics::Fp8GemmProblem problem{1, 4096, 1536, heuristics::Fp8GemmMode::k1D2D, 132, 232448};
+    problem.forced_block_m = 64;
+    problem.forced_block_n = 192;
+    EXPECT_THROW(ops::choose_buildable_config(problem, [](const heuristics::Fp8GemmConfig&) {
+                     throw SpillError("kernel x uses local memory");
+                 }),
+                 SpillError);
+    EXPECT_EQ(problem.num_excluded_tiles, 0);
+}
+
+// Exclusions are bounded: after kMaxExcludedTiles spilling picks the error stands.
+TEST(CompileKernels, ReplanningStopsAfterTheExclusionLimit) {
+    heuristics::Fp8GemmProblem problem{1, 4096, 1536, heuristics::Fp8GemmMode::k1D2D, 132, 232448};
+    int calls = 0;
+    EXPECT_THROW(ops::choose_buildable_config(problem, [&](const heuristics::Fp8GemmConfig&) {
+                     ++calls;
+                     throw SpillError("kernel x uses local memory");
+                 }),
+                 SpillError);
+    EXPECT_EQ(problem.num_excluded_tiles, heuristics::Fp8GemmProblem::kMaxExcludedTiles);
+    EXPECT_EQ(calls, heuristics::Fp8GemmProblem::kMaxExcludedTiles + 1);
+}
 
 TEST(PtxasReport, ParsesUsageAndFlagsLocalMemory) {
     const char* clean =
