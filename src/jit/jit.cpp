@@ -29,10 +29,13 @@ Kernel::Kernel(std::string cubin, std::string_view entry, std::string descriptio
     TESSERA_CU_CHECK(d.cuCtxGetDevice(&dev));
     int local_bytes = 0;
     TESSERA_CU_CHECK(d.cuKernelGetAttribute(&local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, kernel_, dev));
-    if (local_bytes > 0 && tessera::options().check_spills)
+    if (local_bytes > 0 && tessera::options().check_spills) {
+        // The destructor does not run for a throwing constructor: unload here (the planner may try another tile).
+        d.cuLibraryUnload(library_);
         throw SpillError(detail::str_cat("kernel ", description_, " uses ", local_bytes,
-                                           " bytes of local memory per thread (spills); set TESSERA_JIT_CHECK_SPILLS=0 "
-                                           "to run it anyway"));
+                                         " bytes of local memory per thread (spills); set TESSERA_JIT_CHECK_SPILLS=0 "
+                                         "to run it anyway"));
+    }
 }
 
 void Kernel::check_param_bytes(std::size_t host_bytes) const {
