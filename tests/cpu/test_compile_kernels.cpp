@@ -64,6 +64,24 @@ TEST(CompileKernels, SpillingPickIsPlannedAgainWithoutItsTile) {
     EXPECT_EQ(built[0], c.describe());
 }
 
+// The re-plan itself, independent of which kernels this toolkit spills: the first pick "spills", the next one builds.
+TEST(CompileKernels, ReplanExcludesTheSpillingTileAndKeepsTheNextPick) {
+    heuristics::Fp8GemmProblem problem{1, 4096, 1536, heuristics::Fp8GemmMode::k1D2D, 132, 232448};
+    problem.num_groups = 32;
+    problem.reserved_regs = 48;
+    problem.allow_cluster = false;
+    const heuristics::Fp8GemmConfig first = heuristics::choose_fp8_gemm_config(problem);
+    int calls = 0;
+    const heuristics::Fp8GemmConfig c = ops::choose_buildable_config(problem, [&](const heuristics::Fp8GemmConfig& cfg) {
+        if (++calls == 1) throw SpillError("kernel x uses local memory");
+        EXPECT_FALSE(cfg.block_m == first.block_m && cfg.block_n == first.block_n) << cfg.describe();
+    });
+    EXPECT_EQ(calls, 2);
+    EXPECT_EQ(problem.num_excluded_tiles, 1);
+    EXPECT_TRUE(problem.excluded(first.block_m, first.block_n));
+    EXPECT_FALSE(c.block_m == first.block_m && c.block_n == first.block_n) << c.describe();
+}
+
 // A forced config is not re-planned: its spill is the caller's answer.
 TEST(CompileKernels, ForcedSpillingConfigStillThrows) {
     heuristics::Fp8GemmProblem problem{1, 4096, 1536, heuristics::Fp8GemmMode::k1D2D, 132, 232448};

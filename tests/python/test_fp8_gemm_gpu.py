@@ -44,13 +44,12 @@ def test_odd_shapes(m, n, k):
     check_1d2d(m, n, k)
 
 
-# Shapes whose first heuristic pick spills (two-row-block 64x144 / 64x136 plans, found by a compile scan): the planner
-# excludes the tile and plans again, so the call runs (it raised a CompileError before) and stays correct.
+# Shapes whose first heuristic pick spills with CUDA 13.0 (two-row-block 64x144 / 64x136 plans, found by a compile
+# scan): the planner excludes the tile and plans again, so the call runs (it raised a CompileError before) and stays
+# correct.
 @pytest.mark.parametrize("m,n,k", [(128, 9216, 1024), (256, 4608, 2048), (128, 8704, 1536)])
 def test_spilling_picks_are_replanned(m, n, k):
-    config = tessera._C.fp8_gemm_config(m, n, k, 0, torch.cuda.current_device())
     check_1d2d(m, n, k)
-    assert config == tessera._C.fp8_gemm_config(m, n, k, 0, torch.cuda.current_device())
 
 
 def split_k_of(m, n, k):
