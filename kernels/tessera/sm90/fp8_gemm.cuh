@@ -175,6 +175,17 @@ struct Fp8GemmKernel {
     // 1D2D: a tile spans one or two 128-wide B-scale blocks. kSbStep = chunks between possible block boundaries.
     static constexpr bool kUniformSb = 128 % kBlockN == 0;
     static constexpr int kSbStep = fp8_gemm_detail::gcd(kBlockN, 128) / 8;
+    // 1D2D with a compile-time K of at most 128 k-blocks per tile (split-K: per CTA share): each consumer warp loads
+    // the tile's B scales once, at the tile's start, lane l holding k-blocks l, l+32, ... (kSbRegs registers per B
+    // scale row), and takes each later k-block's scale from its lane by shuffle; k-blocks 0 and 1 are loaded
+    // directly, so no shuffle waits for the tile's loads before the first batches run. No global load is left in the
+    // k-block loop, and no shared memory or barrier protocol is involved (the stage-staged variants were racy or
+    // slower, docs/perf/fp8_gemm.md v7-v8). Longer K (or a runtime K) keeps the global loads two k-blocks ahead.
+    static constexpr int kTileKb =
+        Config::kShapeK == kDynamic ? 0 : ceil_div(ceil_div(static_cast<int>(Config::kShapeK), 128), kSplitK);
+    // 256-row tiles keep the loads: their two waves already hide them, and the registers cost them 1 % (v9).
+    static constexpr int kSbRegs =
+        !kIs1D1D && kBlockM < 256 && kTileKb > 0 && kTileKb <= 128 ? ceil_div(kTileKb, 32) : 0;
 
     static constexpr int kOutBytes = kIs1D1D ? 4 : 2;
     using OutTile = prims::SwizzledOutputTile<kBlockN, kBlockM, kOutBytes>;
@@ -489,23 +500,68 @@ struct Fp8GemmKernel {
         }
     }
 
+    // 1D2D B scales of one tile: its first and (straddling tiles) second SFB row, offset to the tile's first k-block;
+    // with kSbRegs > 0 also the first two k-blocks' values and the rest in registers across the warp's lanes.
+    struct BScales {
+        const float* lo_row;
+        const float* hi_row;
+        float first_lo[2], first_hi[2];
+        float lo_regs[kSbRegs > 0 ? kSbRegs : 1];
+        float hi_regs[kSbRegs > 0 && !kUniformSb ? kSbRegs : 1];
+
+        TESSERA_DEVICE void load_tile(uint32_t num_kb, uint32_t lane) {
+            if constexpr (kSbRegs > 0) {
+#pragma unroll
+                for (uint32_t i = 0; i < 2; ++i) {
+                    first_lo[i] = i < num_kb ? __ldg(lo_row + i) : 0.f;
+                    first_hi[i] = kUniformSb ? first_lo[i] : i < num_kb ? __ldg(hi_row + i) : 0.f;
+                }
+#pragma unroll
+                for (int j = 0; j < kSbRegs; ++j) {
+                    const uint32_t kb = lane + 32u * j;
+                    lo_regs[j] = kb < num_kb ? __ldg(lo_row + kb) : 0.f;
+                    if constexpr (!kUniformSb) hi_regs[j] = kb < num_kb ? __ldg(hi_row + kb) : 0.f;
+                }
+            }
+        }
+        template <int kN>
+        TESSERA_DEVICE static float from_lanes(const float (&regs)[kN], uint32_t kb) {
+            float v = regs[0];
+#pragma unroll
+            for (int j = 1; j < kN; ++j) v = kb >= 32u * j ? regs[j] : v;
+            return __shfl_sync(0xffffffffu, v, kb & 31u);
+        }
+        // The scales of k-block kb (relative to the tile's first). kb is warp-uniform.
+        TESSERA_DEVICE void at(uint32_t kb, float& lo, float& hi) const {
+            if constexpr (kIs1D1D) {
+                return;
+            } else if constexpr (kSbRegs > 0) {
+                if (kb < 2) {
+                    lo = kb == 0 ? first_lo[0] : first_lo[1];
+                    hi = kb == 0 ? first_hi[0] : first_hi[1];
+                } else {
+                    lo = from_lanes(lo_regs, kb);
+                    hi = kUniformSb ? lo : from_lanes(hi_regs, kb);
+                }
+            } else {
+                lo = ptx::ld_global_nc_volatile(lo_row + kb);
+                hi = kUniformSb ? lo : ptx::ld_global_nc_volatile(hi_row + kb);
+            }
+        }
+    };
+
     // Serial mainloop of one tile (tile.loads, not kPipelined): one temporary, each batch retired before the next.
     // The next k-block's full barrier and A scales are taken while this k-block's last batch runs (see `ahead`
     // above), and the 1D2D B scales are loaded two k-blocks ahead (volatile loads, issued early: an L2 hit outlasts
     // one k-block's promotion, and ncu showed the scale FMULs waiting on plain loads the compiler had sunk).
     TESSERA_DEVICE static void mainloop_serial(SharedStorage& smem, Ring& ring, const prims::GemmTile& tile,
-                                               const float* sfb_lo, const float* sfb_hi, uint32_t former,
+                                               const BScales& sb, uint32_t former,
                                                uint32_t wg, uint32_t row0, uint32_t lane,
                                                float (&acc)[kNumWaves][kFinalRegs], float (&tmp)[kWgmmaN / 2]) {
         const uint32_t num_kb = tile.num_k_blocks;
         const bool peer_alive = tile.coord.peer_alive;
         float lo = 0.f, hi = 0.f, lo_next = 0.f, hi_next = 0.f;  // 1D2D B scales of kb and kb + 1
-        const auto load_sb = [&](uint32_t kb, float& l, float& h) {
-            if constexpr (!kIs1D1D) {
-                l = ptx::ld_global_nc_volatile(sfb_lo + kb);
-                h = kUniformSb ? l : ptx::ld_global_nc_volatile(sfb_hi + kb);
-            }
-        };
+        const auto load_sb = [&](uint32_t kb, float& l, float& h) { sb.at(kb, l, h); };
         load_sb(0, lo, hi);
         if (num_kb > 1) load_sb(1, lo_next, hi_next);
         ptx::mbarrier_wait(ptx::smem_addr(&smem.full_barriers[ring.stage]), ring.phase);
@@ -603,7 +659,7 @@ struct Fp8GemmKernel {
     // (prologue issues tmp0; each iteration issues tmp1 then tmp0): ptxas must see that no accumulator of an
     // in-flight batch is read, or it serializes every wgmma (warning C7514).
     TESSERA_DEVICE static void mainloop_pipelined(SharedStorage& smem, Ring& ring, const prims::GemmTile& tile,
-                                                  const float* sfb_lo, const float* sfb_hi, uint32_t former,
+                                                  const BScales& sb, uint32_t former,
                                                   uint32_t wg, uint32_t row0, uint32_t lane,
                                                   float (&acc)[kNumWaves][kFinalRegs]) {
         float tmp0[kWgmmaN / 2], tmp1[kWgmmaN / 2];  // the two temporaries, k-blocks alternate between them
@@ -611,18 +667,12 @@ struct Fp8GemmKernel {
         const bool peer_alive = tile.coord.peer_alive;
         // 1D2D B scales one k-block ahead, as in the serial loop.
         float sb_lo_next = 0.f, sb_hi_next = 0.f;
-        if constexpr (!kIs1D1D) {
-            sb_lo_next = ptx::ld_global_nc_volatile(sfb_lo);
-            if constexpr (!kUniformSb) sb_hi_next = ptx::ld_global_nc_volatile(sfb_hi);
-        }
+        sb.at(0, sb_lo_next, sb_hi_next);
         float lo = 0.f, hi = 0.f;
         const auto scales = [&](uint32_t kb) {
             lo = sb_lo_next;
             hi = kUniformSb ? sb_lo_next : sb_hi_next;
-            if (!kIs1D1D && kb + 1 < num_kb) {
-                sb_lo_next = ptx::ld_global_nc_volatile(sfb_lo + kb + 1);
-                if constexpr (!kUniformSb) sb_hi_next = ptx::ld_global_nc_volatile(sfb_hi + kb + 1);
-            }
+            if (kb + 1 < num_kb) sb.at(kb + 1, sb_lo_next, sb_hi_next);
         };
         scales(0);
         Pending older = issue_step(smem, ring, tmp0, lo, hi, wg, row0, lane);
@@ -668,20 +718,21 @@ struct Fp8GemmKernel {
             // 1D2D: 8-column chunks of this tile that fall in its first B-scale block (>= tile width: uniform), and
             // the SFB rows of its first and (if it straddles a 128 boundary inside N) second block.
             const uint32_t former = (128 - n0 % 128) / 8;
-            const float* sfb_lo = nullptr;
-            const float* sfb_hi = nullptr;
+            BScales sb;
+            sb.lo_row = sb.hi_row = nullptr;
             if constexpr (!kIs1D1D) {
                 const uint32_t n_sf_blocks = ceil_div(n, 128u);
-                sfb_lo = p.sfb + (static_cast<uint64_t>(tile.group) * n_sf_blocks + n0 / 128) * sf_k + tile.k_begin;
+                sb.lo_row = p.sfb + (static_cast<uint64_t>(tile.group) * n_sf_blocks + n0 / 128) * sf_k + tile.k_begin;
                 const bool straddles = (n0 % 128) + kBlockN > 128 && (n0 / 128 + 1) * 128 < n;
-                sfb_hi = straddles ? sfb_lo + sf_k : sfb_lo;
+                sb.hi_row = straddles ? sb.lo_row + sf_k : sb.lo_row;
+                if (tile.loads) sb.load_tile(tile.num_k_blocks, lane);
             }
 
             const bool pipelined = kPipelined && tile.loads && tile.num_k_blocks > 0;
             if (pipelined) {
-                mainloop_pipelined(smem, ring, tile, sfb_lo, sfb_hi, former, wg, row0, lane, acc);
+                mainloop_pipelined(smem, ring, tile, sb, former, wg, row0, lane, acc);
             } else if (tile.loads && tile.num_k_blocks > 0) {
-                mainloop_serial(smem, ring, tile, sfb_lo, sfb_hi, former, wg, row0, lane, acc, tmp);
+                mainloop_serial(smem, ring, tile, sb, former, wg, row0, lane, acc, tmp);
             } else {
                 // Zero tile of a cluster: the stages pass through so both rings stay in step; nothing is read.
                 for (uint32_t kb = 0; kb < tile.num_k_blocks; ++kb) {
