@@ -8,7 +8,8 @@ subprocess each, since plans are memoized per process) next to the heuristic's o
 comparisons of the kernel's tuning knobs in one call.
 
 Timing is bench/run.py's (kineto, L2 flushed by a 2048 MiB memset, median). Prints one line per config, fastest
-first; a config the kernel cannot take is reported, not fatal."""
+first; a config the kernel cannot take is reported, not fatal. Each config's output is checked once against the
+BF16 inputs' FP32 product (calc_diff < 1e-3: ok, else WRONG) before it is timed."""
 import argparse
 import os
 import subprocess
@@ -37,9 +38,19 @@ def time_one(m, n, k, fp32_out, reps):
         d = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         fn = lambda: tessera.fp8_gemm_nt((a8, sfa), (b8, sfb), d)  # noqa: E731
     config = tessera._C.fp8_gemm_config(m, n, k, int(fp32_out), torch.cuda.current_device())
+    # One checked call first, into an output poisoned with NaN (1D1D accumulates, so C = 0 there): a forced config
+    # that computes a wrong answer is reported as such, not timed as a win.
+    if fp32_out:
+        d.zero_()
+    else:
+        d.fill_(float("nan"))
+    fn()
+    from tessera.testing import calc_diff
+    diff = float(calc_diff(d.float(), a.float() @ b.float().T))
+    verdict = "ok" if diff < 1e-3 else f"WRONG(diff={diff:.2e})"
     us = bench.time_us(fn, reps)
     base = bench.time_us(bench.cublas_per_tensor(a8, b8, torch.float32 if fp32_out else torch.bfloat16), reps)
-    print(f"RESULT {us:.2f} {base:.2f} {config}", flush=True)
+    print(f"RESULT {us:.2f} {base:.2f} {verdict} {config}", flush=True)
 
 
 def main():
@@ -73,13 +84,13 @@ def main():
             err = (out.stderr.strip().splitlines() or ["no output"])[-1]
             print(f"  {name:>16}: failed: {err[:160]}", flush=True)
             continue
-        us, base, config = line.split(" ", 3)[1:]
-        results.append((float(us), float(base), name, config))
+        us, base, verdict, config = line.split(" ", 4)[1:]
+        results.append((float(us), float(base), name, verdict, config))
         print(f"  {name:>16}: {float(us):8.1f} us  (cuBLASLt pt {float(base):.1f}, ratio {float(us) / float(base):.3f})"
-              f"  {config}", flush=True)
+              f"  {verdict}  {config}", flush=True)
     print(f"== {args.m}x{args.n}x{args.k} fastest first")
-    for us, base, forced, config in sorted(results):
-        print(f"  {us:8.1f} us  ratio {us / base:.3f}  {forced:>16}  {config}")
+    for us, base, forced, verdict, config in sorted(results):
+        print(f"  {us:8.1f} us  ratio {us / base:.3f}  {verdict:>2}  {forced:>16}  {config}")
 
 
 if __name__ == "__main__":
