@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "probe_check.hpp"
+
 namespace {
 
 template <int kBytes>
@@ -32,15 +34,6 @@ __global__ void empty_kernel(const __grid_constant__ Blob<kBytes> blob) {
 __global__ void spin_kernel(long long cycles) {
     const long long start = clock64();
     while (clock64() - start < cycles) {
-    }
-}
-
-void check(CUresult r, const char* what) {
-    if (r != CUDA_SUCCESS) {
-        const char* msg = nullptr;
-        cuGetErrorString(r, &msg);
-        std::fprintf(stderr, "%s: %s\n", what, msg ? msg : "?");
-        std::exit(1);
     }
 }
 

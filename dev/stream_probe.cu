@@ -22,6 +22,8 @@
 #include <cstring>
 #include <vector>
 
+#include "probe_check.hpp"
+
 #include <tessera/ptx/mbarrier.cuh>
 #include <tessera/ptx/memory.cuh>
 #include <tessera/ptx/tma.cuh>
@@ -86,22 +88,6 @@ __global__ void plain_read(const uint4* data, size_t count, unsigned* sink) {
         acc ^= v.x ^ v.y ^ v.z ^ v.w;
     }
     if (acc == 0x12345678u) *sink = acc;  // keeps the loads
-}
-
-void check(CUresult r, const char* what) {
-    if (r != CUDA_SUCCESS) {
-        const char* msg = nullptr;
-        cuGetErrorString(r, &msg);
-        std::fprintf(stderr, "%s: %s\n", what, msg ? msg : "?");
-        std::exit(1);
-    }
-}
-
-void check(cudaError_t r, const char* what) {
-    if (r != cudaSuccess) {
-        std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(r));
-        std::exit(1);
-    }
 }
 
 struct Bench {
