@@ -21,6 +21,9 @@ where torch or cuBLASLt refuses), torch_bf16 = torch.mm on the BF16 originals. T
 in the baseline file, so their anchor is one dense per-tensor GEMM of equivalent work (cublas_pt_dense_Mtot: M_total x
 N x K; cublas_pt_dense_sumK: M x N x sum K, FP32 out; cublas_pt_rough_GxExp: (G * expected) x N x K, a rough stand-in
 for the masked work) and 'ours/dg_abs' compares absolute times across runs.
+Every timed suite is bracketed by a canary (torch.mm BF16 8192^3, 10 calls): its times go into the JSON lines
+(canary_us, canary_steady) and the table warns when they differ by more than 5 %, i.e. when the card's speed changed
+during the suite.
 Prints one aligned table per suite, then one JSON line per row (also written to --json).
 """
 import argparse
@@ -497,6 +500,36 @@ def time_us_events(fn, reps):
     return statistics.median(times)
 
 
+# ---- steadiness canary -----------------------------------------------------------------------------------------------
+# A long, heavy GEMM that does not involve tessera, timed before and after every suite: a card whose speed changes
+# inside a suite (seen once on the H200: rows of 1-2 ms ran twice as long in tessera and in cuBLASLt alike, while
+# shorter rows did not) makes that suite's absolute times and its ratios against the baselines file unusable, though
+# same-run ratios may survive. The verdict says so in the table instead of leaving it to be noticed.
+CANARY_MNK = (8192, 8192, 8192)  # torch.mm BF16, ~1.5 ms on the H200
+CANARY_TOLERANCE = 0.05
+
+
+def canary_us(reps=10):
+    m, n, k = CANARY_MNK
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+    return time_us(lambda: torch.mm(a, b), reps)
+
+
+def canary_verdict(times_us, tolerance=CANARY_TOLERANCE):
+    """None when the canary times (µs, in run order) agree within `tolerance`; else a warning line."""
+    times = [t for t in times_us if t]
+    if len(times) < 2:
+        return None
+    spread = max(times) / min(times) - 1.0
+    if spread <= tolerance:
+        return None
+    shown = " -> ".join(f"{t:.0f}" for t in times)
+    return (f"WARNING: the card's speed changed during this suite: canary torch.mm bf16 {'x'.join(map(str, CANARY_MNK))} "
+            f"{shown} us ({spread:.0%} apart, tolerance {tolerance:.0%}); this suite's absolute times and its ratios "
+            f"against the baselines file are suspect")
+
+
 def try_time(name, fn, reps, ours):
     """(µs, status). Ours: NotImplementedError / AttributeError -> 'unavailable'. Baselines: RuntimeError or
     ValueError (torch reports a refused scale layout as ValueError) -> 'unsupported'. Anything else -> 'error'.
@@ -550,7 +583,7 @@ def cell(r, key, fmt):
     return format(v, fmt) if isinstance(v, (int, float)) else str(v)
 
 
-def print_table(suite, rows):
+def print_table(suite, rows, canary=()):
     if not rows:
         return
     cols = [("shape", "label", "")]
@@ -580,6 +613,9 @@ def print_table(suite, rows):
     for line in table:
         print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))).rstrip())
     geomeans(rows)
+    if canary:
+        warning = canary_verdict(canary)
+        print(f"  {warning}" if warning else "  canary steady: " + ", ".join(f"{t:.0f}" for t in canary) + " us")
 
 
 def geomeans(rows):
@@ -711,21 +747,30 @@ def main(argv=None):
         print(f"{meta['card']}, torch {meta['torch']} (CUDA {meta['cuda']}), tessera {tessera.__version__}, "
               f"commit {meta['commit']}, median of {args.reps}, timer {args.timer}, flush {args.flush_mib} MiB")
 
-    by_suite = {}
+    by_suite, canaries = {}, {}
     for suite in suites:
         rows = by_suite.setdefault(suite, [])
+        timed = suite not in NO_GPU_SUITES
         print(f"\n-- running {suite}", flush=True)
         try:
+            if timed:
+                canaries[suite] = [canary_us()]
             for row in SUITES[suite](args.quick):
                 print(f"  {row.label}", flush=True)
                 measure(row, args.reps)
                 rows.append(row)
+            if timed:
+                canaries[suite].append(canary_us())
         except Exception as e:  # noqa: BLE001  (building a suite's inputs failed: report, go on with the next suite)
             print(f"  suite {suite} stopped: {type(e).__name__}: {e}", flush=True)
     for suite, rows in by_suite.items():
-        print_table(suite, rows)
+        print_table(suite, rows, canaries.get(suite, ()))
 
-    lines = [json.dumps(json_row(row, meta)) for rows in by_suite.values() for row in rows]
+    def suite_meta(suite):
+        times = canaries.get(suite, [])
+        return {"canary_us": [round(t, 1) for t in times], "canary_steady": canary_verdict(times) is None} if times else {}
+
+    lines = [json.dumps(json_row(row, {**meta, **suite_meta(suite)})) for suite, rows in by_suite.items() for row in rows]
     print()
     print("\n".join(lines))
     if args.json:
