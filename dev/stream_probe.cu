@@ -7,6 +7,7 @@
 //   2D: one 128-byte-wide box per k-block (the GEMM's own loads), L2 promotion none / 128 / 256 bytes;
 //   3D: J consecutive k-blocks of the same rows per load (a map over {128 B, N rows, K/128 blocks}), so each row's
 //       request covers J*128 contiguous bytes; the tile lands as [J][rows][128 B], the layout a GEMM stage wants;
+//   2D with L2 bursts: the 2D loads, plus a TMA prefetch into L2 of the next 4 or 8 k-blocks past the ring at once;
 //   a plain vectorized read of the same bytes by every thread (the copy-like reference).
 // Median of 15, L2 flushed by a 512 MiB memset before each run, GB/s of B bytes.
 //
@@ -40,10 +41,19 @@ __device__ void tma_load_3d(uint32_t dst, const tessera::TmaDescriptor& desc, ui
         : "memory");
 }
 
+// wraps cp.async.bulk.prefetch.tensor.2d.L2.global.tile: the box is fetched into L2 only (no shared memory, no barrier)
+__device__ void tma_prefetch_2d(const tessera::TmaDescriptor& desc, int c0, int c1) {
+    asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(ptx::desc_addr(desc)), "r"(c0),
+                 "r"(c1)
+                 : "memory");
+}
+
 constexpr int kMaxStages = 32;
 
-// kJ == 0: the 2D map (one k-block per load); kJ >= 1: the 3D map with kJ k-blocks per load.
-template <int kRows, int kJ, int kStages>
+// kJ == 0: the 2D map (one k-block per load); kJ >= 1: the 3D map with kJ k-blocks per load. kBurst > 0 (2D only):
+// every kBurst-th load also prefetches into L2 the kBurst k-blocks that follow the ring (kStages ahead) at once, so
+// each row's next kBurst * 128 bytes are requested together.
+template <int kRows, int kJ, int kStages, int kBurst = 0>
 __global__ void __launch_bounds__(128, 1) tma_stream(const __grid_constant__ tessera::TmaDescriptor map, int k_blocks,
                                                      int splits, int rows_outer) {
     static_assert(kStages <= kMaxStages);
@@ -64,6 +74,11 @@ __global__ void __launch_bounds__(128, 1) tma_stream(const __grid_constant__ tes
         ptx::mbarrier_arrive_expect_tx(bar, kBytes);
         if constexpr (kJ == 0) {
             ptx::tma_load_2d(base + slot * kBytes, map, bar, i * 128, band * kRows);
+            if constexpr (kBurst > 0) {
+                if ((i - begin) % kBurst == 0)
+                    for (int j = i + kStages; j < i + kStages + kBurst && j < end; ++j)
+                        tma_prefetch_2d(map, j * 128, band * kRows);
+            }
         } else if (rows_outer) {
             tma_load_3d(base + slot * kBytes, map, bar, 0, i * kJ, band * kRows);
         } else {
@@ -150,7 +165,7 @@ bool map_3d(void* b, int n, int k, int rows, int j, CUtensorMap* map, int* rows_
     return false;
 }
 
-template <int kRows, int kJ, int kStages>
+template <int kRows, int kJ, int kStages, int kBurst = 0>
 void run_tma(Bench& bench, int n, int k, CUtensorMapL2promotion promo, const char* label) {
     CUtensorMap map{};
     int rows_outer = 0;
@@ -160,7 +175,7 @@ void run_tma(Bench& bench, int n, int k, CUtensorMapL2promotion promo, const cha
         if (!map_3d(bench.b, n, k, kRows, kJ, &map, &rows_outer)) return;
     }
     constexpr int kSmem = kRows * 128 * (kJ == 0 ? 1 : kJ) * kStages;
-    auto kernel = tma_stream<kRows, kJ, kStages>;
+    auto kernel = tma_stream<kRows, kJ, kStages, kBurst>;
     check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem), "smem");
     const int bands = n / kRows, splits = std::max(1, 132 / bands);  // as many CTAs as fit one wave
     const int ctas = bands * splits;
@@ -210,6 +225,9 @@ int main() {
         run_tma<256, 0, 4>(bench, n, k, CU_TENSOR_MAP_L2_PROMOTION_NONE, "2D 256 rows, promotion none");
         run_tma<256, 0, 4>(bench, n, k, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, "2D 256 rows, promotion 128 B");
         run_tma<256, 0, 6>(bench, n, k, p256, "2D 256 rows, 6 stages");
+        run_tma<256, 0, 4, 4>(bench, n, k, p256, "2D 256 rows, 4 stages, L2 bursts of 4");
+        run_tma<256, 0, 4, 8>(bench, n, k, p256, "2D 256 rows, 4 stages, L2 bursts of 8");
+        run_tma<64, 0, 16, 8>(bench, n, k, p256, "2D 64 rows, 16 stages, L2 bursts of 8");
         run_tma<128, 0, 8>(bench, n, k, p256, "2D 128 rows, 8 stages");
         run_tma<64, 0, 16>(bench, n, k, p256, "2D 64 rows, 16 stages");
         run_tma<256, 2, 3>(bench, n, k, p256, "3D 256 rows x 2 k-blocks, 3 stages");
