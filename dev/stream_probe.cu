@@ -8,6 +8,7 @@
 //   3D: J consecutive k-blocks of the same rows per load (a map over {128 B, N rows, K/128 blocks}), so each row's
 //       request covers J*128 contiguous bytes; the tile lands as [J][rows][128 B], the layout a GEMM stage wants;
 //   2D with L2 bursts: the 2D loads, plus a TMA prefetch into L2 of the next 4 or 8 k-blocks past the ring at once;
+//   2D refilled in groups: the ring's slots refilled 2 or 4 at a time, their loads back to back;
 //   a plain vectorized read of the same bytes by every thread (the copy-like reference).
 // Median of 15, L2 flushed by a 512 MiB memset before each run, GB/s of B bytes.
 //
@@ -53,7 +54,9 @@ constexpr int kMaxStages = 32;
 // kJ == 0: the 2D map (one k-block per load); kJ >= 1: the 3D map with kJ k-blocks per load. kBurst > 0 (2D only):
 // every kBurst-th load also prefetches into L2 the kBurst k-blocks that follow the ring (kStages ahead) at once, so
 // each row's next kBurst * 128 bytes are requested together.
-template <int kRows, int kJ, int kStages, int kBurst = 0>
+// kGroup > 1 (2D only): the ring is refilled kGroup slots at a time, each slot's load issued back to back with the
+// others of its group, so the group's k-blocks of every row reach HBM together (what a 3D box does in one request).
+template <int kRows, int kJ, int kStages, int kBurst = 0, int kGroup = 1>
 __global__ void __launch_bounds__(128, 1) tma_stream(const __grid_constant__ tessera::TmaDescriptor map, int k_blocks,
                                                      int splits, int rows_outer) {
     static_assert(kStages <= kMaxStages);
@@ -86,10 +89,13 @@ __global__ void __launch_bounds__(128, 1) tma_stream(const __grid_constant__ tes
         }
     };
     for (int i = begin; i < end && i < begin + kStages; ++i) issue(i, i - begin);
+    static_assert(kGroup >= 1 && kGroup <= kStages);
     for (int i = begin; i < end; ++i) {
         const int slot = (i - begin) % kStages;
         ptx::mbarrier_wait(ptx::smem_addr(&bars[slot]), ((i - begin) / kStages) & 1);
-        if (i + kStages < end) issue(i + kStages, slot);
+        if ((i - begin + 1) % kGroup != 0) continue;  // a trailing partial group needs no refill: j + kStages >= end
+        for (int j = i - kGroup + 1; j <= i; ++j)
+            if (j + kStages < end) issue(j + kStages, (j - begin) % kStages);
     }
 }
 
@@ -165,7 +171,7 @@ bool map_3d(void* b, int n, int k, int rows, int j, CUtensorMap* map, int* rows_
     return false;
 }
 
-template <int kRows, int kJ, int kStages, int kBurst = 0>
+template <int kRows, int kJ, int kStages, int kBurst = 0, int kGroup = 1>
 void run_tma(Bench& bench, int n, int k, CUtensorMapL2promotion promo, const char* label) {
     CUtensorMap map{};
     int rows_outer = 0;
@@ -175,7 +181,7 @@ void run_tma(Bench& bench, int n, int k, CUtensorMapL2promotion promo, const cha
         if (!map_3d(bench.b, n, k, kRows, kJ, &map, &rows_outer)) return;
     }
     constexpr int kSmem = kRows * 128 * (kJ == 0 ? 1 : kJ) * kStages;
-    auto kernel = tma_stream<kRows, kJ, kStages, kBurst>;
+    auto kernel = tma_stream<kRows, kJ, kStages, kBurst, kGroup>;
     check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem), "smem");
     const int bands = n / kRows, splits = std::max(1, 132 / bands);  // as many CTAs as fit one wave
     const int ctas = bands * splits;
@@ -228,6 +234,8 @@ int main() {
         run_tma<256, 0, 4, 4>(bench, n, k, p256, "2D 256 rows, 4 stages, L2 bursts of 4");
         run_tma<256, 0, 4, 8>(bench, n, k, p256, "2D 256 rows, 4 stages, L2 bursts of 8");
         run_tma<64, 0, 16, 8>(bench, n, k, p256, "2D 64 rows, 16 stages, L2 bursts of 8");
+        run_tma<256, 0, 4, 0, 2>(bench, n, k, p256, "2D 256 rows, 4 stages, refilled in pairs");
+        run_tma<128, 0, 8, 0, 4>(bench, n, k, p256, "2D 128 rows, 8 stages, refilled in fours");
         run_tma<128, 0, 8>(bench, n, k, p256, "2D 128 rows, 8 stages");
         run_tma<64, 0, 16>(bench, n, k, p256, "2D 64 rows, 16 stages");
         run_tma<256, 2, 3>(bench, n, k, p256, "3D 256 rows x 2 k-blocks, 3 stages");
