@@ -5,8 +5,8 @@
 // Each CTA owns a band of `rows` rows of B and a 1/splits share of its K (splits: as many as fill one wave of 132
 // CTAs), like a split-K decode tile; one thread keeps `stages` loads in flight and only waits for them. Variants:
 //   2D: one 128-byte-wide box per k-block (the GEMM's own loads), L2 promotion none / 128 / 256 bytes;
-//   3D: J consecutive k-blocks of the same rows per load (a map over {128 B, N rows, K/128 blocks}), so each row's
-//       request covers J*128 contiguous bytes; the tile lands as [J][rows][128 B], the layout a GEMM stage wants;
+//   3D: J consecutive k-blocks of the same rows per load, in two orders (see map_3d): k-blocks outer, the GEMM stage
+//       layout; rows outer, where each row's J*128 contiguous bytes are requested together;
 //   2D with L2 bursts: the 2D loads, plus a TMA prefetch into L2 of the next 4 or 8 k-blocks past the ring at once;
 //   2D refilled in groups: the ring's slots refilled 2 or 4 at a time, their loads back to back;
 //   a plain vectorized read of the same bytes by every thread (the copy-like reference).
@@ -147,38 +147,34 @@ CUtensorMap map_2d(void* b, int n, int k, int rows, CUtensorMapL2promotion promo
     return map;
 }
 
-// {128 B of a k-block, N rows, K/128 k-blocks}: the row stride is K, the k-block stride 128 bytes (the tile lands as
-// [J][rows][128 B]). If the driver refuses strides that do not grow with the dimension, the monotonic order
-// {128 B, K/128, N} is used instead (the tile lands as [rows][J][128 B]; the DRAM requests are the same).
-bool map_3d(void* b, int n, int k, int rows, int j, CUtensorMap* map, int* rows_outer) {
-    for (int outer = 0; outer < 2; ++outer) {
-        const cuuint64_t dims[3] = {128, cuuint64_t(outer ? k / 128 : n), cuuint64_t(outer ? n : k / 128)};
-        const cuuint64_t strides[2] = {cuuint64_t(outer ? 128 : k), cuuint64_t(outer ? k : 128)};
-        const cuuint32_t box[3] = {128, cuuint32_t(outer ? j : rows), cuuint32_t(outer ? rows : j)};
-        const cuuint32_t elem[3] = {1, 1, 1};
-        const CUresult r = cuTensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, b, dims, strides, box, elem,
-                                                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-        if (r == CUDA_SUCCESS) {
-            *rows_outer = outer;
-            return true;
-        }
-        const char* msg = nullptr;
-        cuGetErrorString(r, &msg);
-        std::printf("  3D map (%s outer) rows %d x %d k-blocks refused by the driver: %s\n", outer ? "rows" : "k-blocks",
-                    rows, j, msg ? msg : "?");
-    }
+// Two orders of the same 3D view of B. k-blocks outer: dims {128 B, N rows, K/128 k-blocks}, strides {K, 128}; the
+// tile lands as [J][rows][128 B], the layout a GEMM stage's wgmma reads, and TMA walks it row by row within each
+// k-block (the same request order as J back-to-back 2D loads). Rows outer: dims {128 B, K/128, N}, strides {128, K};
+// the tile lands as [rows][J][128 B] (no wgmma layout) and each row's J*128 bytes are requested together: the
+// row-local pattern, measured for comparison. Returns false (with the driver's reason) if the map is refused.
+bool map_3d(void* b, int n, int k, int rows, int j, bool rows_outer, CUtensorMap* map) {
+    const cuuint64_t dims[3] = {128, cuuint64_t(rows_outer ? k / 128 : n), cuuint64_t(rows_outer ? n : k / 128)};
+    const cuuint64_t strides[2] = {cuuint64_t(rows_outer ? 128 : k), cuuint64_t(rows_outer ? k : 128)};
+    const cuuint32_t box[3] = {128, cuuint32_t(rows_outer ? j : rows), cuuint32_t(rows_outer ? rows : j)};
+    const cuuint32_t elem[3] = {1, 1, 1};
+    const CUresult r = cuTensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, b, dims, strides, box, elem,
+                                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r == CUDA_SUCCESS) return true;
+    const char* msg = nullptr;
+    cuGetErrorString(r, &msg);
+    std::printf("  3D map (%s outer) %d rows x %d k-blocks refused by the driver: %s\n", rows_outer ? "rows" : "k-blocks",
+                rows, j, msg ? msg : "?");
     return false;
 }
 
 template <int kRows, int kJ, int kStages, int kBurst = 0, int kGroup = 1>
-void run_tma(Bench& bench, int n, int k, CUtensorMapL2promotion promo, const char* label) {
+void run_tma(Bench& bench, int n, int k, CUtensorMapL2promotion promo, const char* label, bool rows_outer = false) {
     CUtensorMap map{};
-    int rows_outer = 0;
     if constexpr (kJ == 0) {
         map = map_2d(bench.b, n, k, kRows, promo);
     } else {
-        if (!map_3d(bench.b, n, k, kRows, kJ, &map, &rows_outer)) return;
+        if (!map_3d(bench.b, n, k, kRows, kJ, rows_outer, &map)) return;
     }
     constexpr int kSmem = kRows * 128 * (kJ == 0 ? 1 : kJ) * kStages;
     auto kernel = tma_stream<kRows, kJ, kStages, kBurst, kGroup>;
@@ -188,7 +184,7 @@ void run_tma(Bench& bench, int n, int k, CUtensorMapL2promotion promo, const cha
     tessera::TmaDescriptor desc;
     static_assert(sizeof(desc) == sizeof(map));
     std::memcpy(&desc, &map, sizeof(map));
-    const double us = bench.median_us([&] { kernel<<<ctas, 128, kSmem>>>(desc, k / 128, splits, rows_outer); });
+    const double us = bench.median_us([&] { kernel<<<ctas, 128, kSmem>>>(desc, k / 128, splits, rows_outer ? 1 : 0); });
     check(cudaGetLastError(), label);
     const double bytes = double(n) * k;
     std::printf("%-36s %4d CTAs (split %2d) %4d KB in flight %8.1f us %6.0f GB/s\n", label, ctas, splits,
@@ -238,10 +234,14 @@ int main() {
         run_tma<128, 0, 8, 0, 4>(bench, n, k, p256, "2D 128 rows, 8 stages, refilled in fours");
         run_tma<128, 0, 8>(bench, n, k, p256, "2D 128 rows, 8 stages");
         run_tma<64, 0, 16>(bench, n, k, p256, "2D 64 rows, 16 stages");
-        run_tma<256, 2, 3>(bench, n, k, p256, "3D 256 rows x 2 k-blocks, 3 stages");
-        run_tma<128, 4, 3>(bench, n, k, p256, "3D 128 rows x 4 k-blocks, 3 stages");
-        run_tma<128, 2, 6>(bench, n, k, p256, "3D 128 rows x 2 k-blocks, 6 stages");
-        run_tma<64, 8, 3>(bench, n, k, p256, "3D 64 rows x 8 k-blocks, 3 stages");
+        for (bool rows_outer : {false, true}) {
+            std::printf("  3D boxes, %s\n", rows_outer ? "rows outer (row-local requests, not a wgmma layout)"
+                                                       : "k-blocks outer (the GEMM stage layout)");
+            run_tma<256, 2, 3>(bench, n, k, p256, "  3D 256 rows x 2 k-blocks, 3 stages", rows_outer);
+            run_tma<128, 4, 3>(bench, n, k, p256, "  3D 128 rows x 4 k-blocks, 3 stages", rows_outer);
+            run_tma<128, 2, 6>(bench, n, k, p256, "  3D 128 rows x 2 k-blocks, 6 stages", rows_outer);
+            run_tma<64, 8, 3>(bench, n, k, p256, "  3D 64 rows x 8 k-blocks, 3 stages", rows_outer);
+        }
     }
     return 0;
 }
