@@ -3,8 +3,8 @@
 # compile times with both compilers, and a short benchmark. Full logs go to $OUT (or ./gpu-out); a compact summary
 # is printed last. Needs no network. STEPS=tests or STEPS=bench runs half (each fits one 10-minute device call);
 # STEPS=quick (about 6 minutes) runs the Python GPU tests, memcheck on a few dense kernels, racecheck on one dense
-# kernel, two small split-K plans and the masked edge cases, the host-time rows and the dense suite; BENCH_ARGS overrides the benchmark suites;
-# SANITIZER=light skips the slow grouped racecheck of the full run (about 4 minutes).
+# kernel, two small split-K plans and the masked edge cases, the host-time rows and the dense suite; BENCH_ARGS
+# overrides the benchmark suites; SANITIZER=light skips the slow grouped racecheck of the full run (about 4 minutes).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
