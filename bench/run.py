@@ -613,7 +613,9 @@ def print_table(suite, rows, canary=()):
     for line in table:
         print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))).rstrip())
     geomeans(rows)
-    if canary:
+    if len(canary) == 1:
+        print(f"  canary: {canary[0]:.0f} us before the suite only (it stopped early): steadiness unknown")
+    elif canary:
         warning = canary_verdict(canary)
         print(f"  {warning}" if warning else "  canary steady: " + ", ".join(f"{t:.0f}" for t in canary) + " us")
 
@@ -768,7 +770,10 @@ def main(argv=None):
 
     def suite_meta(suite):
         times = canaries.get(suite, [])
-        return {"canary_us": [round(t, 1) for t in times], "canary_steady": canary_verdict(times) is None} if times else {}
+        if not times:
+            return {}
+        steady = canary_verdict(times) is None if len(times) >= 2 else None  # None: the suite stopped early
+        return {"canary_us": [round(t, 1) for t in times], "canary_steady": steady}
 
     lines = [json.dumps(json_row(row, {**meta, **suite_meta(suite)})) for suite, rows in by_suite.items() for row in rows]
     print()
