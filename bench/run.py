@@ -9,9 +9,10 @@ Shapes and DeepGEMM's times come from shared/reference/h200-baselines.md (DeepGE
 Kernel time (--timer kineto, the default, as DeepGEMM measures): the profiler's GPU durations of every kernel, memset
 and copy one call issues, summed per call; L2 flushed before every timed call by a memset of --flush-mib (default
 2048 MiB, the baseline file's protocol: besides emptying L2, the flush's length sets how much the card cools between
-calls, which moves the clock of compute-bound kernels); median of --reps
-calls after 3 warm-up calls. --timer events: CUDA events around each call instead, which also counts the launch gap
-(about 2-4 us, so small kernels read slower). DeepGEMM's numbers were taken on another day (kineto, 2 GB flush, mean
+calls, which moves the clock of compute-bound kernels; --flush-kind read sums the buffer instead of writing it, so the
+timed kernel does not also write the memset's dirty L2 lines back to HBM); median of --reps calls after 3 warm-up
+calls. --timer events: CUDA events around each call instead, which also counts the launch gap (about 2-4 us, so small
+kernels read slower). DeepGEMM's numbers were taken on another day (kineto, 2 GB flush, mean
 of 20), so the fair comparison is relative to the same-run cuBLASLt anchor: 'vs_dg' = (ours / cuBLASLt per-tensor,
 this run) / (DeepGEMM / cuBLASLt per-tensor, baseline file); below 1 means ahead of DeepGEMM.
 
@@ -428,15 +429,31 @@ _flush = None
 TIMER = "kineto"
 
 
+# --flush-kind: "memset" (the baselines' protocol) ends with L2 full of the memset's dirty lines, which the timed
+# kernel's reads evict, so it writes them back to HBM: under ncu, 1x7168x16384 wrote 29 MB after a memset and
+# ran 42.2-42.5 us, against 0.02-0.17 MB and 36.4-36.9 us after a read flush (docs/perf/fp8_gemm.md v10). "read"
+# sums the buffer instead, leaving L2 full of clean lines the kernel does not use. Memory-bound rows read 0.3-6 us
+# faster that way; ratios against DeepGEMM's file stay on the memset protocol.
+FLUSH_KIND = "memset"
+
+
 def flush_buffer():
     global _flush
     if _flush is None:
-        _flush = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
+        _flush = torch.zeros(FLUSH_BYTES, dtype=torch.int8, device="cuda")
     return _flush
 
 
+def flush_l2():
+    """Evict L2 before a timed call (FLUSH_KIND)."""
+    if FLUSH_KIND == "read":
+        flush_buffer().sum()
+    else:
+        flush_buffer().zero_()
+
+
 def time_us(fn, reps, warmup=3):
-    """Median µs per call of `fn`, each call preceded by a memset of FLUSH_BYTES (larger than L2)."""
+    """Median µs per call of `fn`, each call preceded by an L2 flush (flush_l2: FLUSH_BYTES, larger than L2)."""
     for _ in range(warmup):
         fn()
     return time_us_kineto(fn, reps) if TIMER == "kineto" else time_us_events(fn, reps)
@@ -454,16 +471,16 @@ def time_us_kineto(fn, reps):
     """Sum of the GPU activity durations between consecutive flushes, per call (the flush itself excluded). The flush
     is recognized by the names its own profile shows."""
     global _flush_names
-    flush = flush_buffer()
+    flush_buffer()
     if _flush_names is None:
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            flush.zero_()
+            flush_l2()
             torch.cuda.synchronize()
         _flush_names = {e.name for e in gpu_activities(prof)}
     torch.cuda.synchronize()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         for _ in range(reps):
-            flush.zero_()
+            flush_l2()
             fn()
         torch.cuda.synchronize()
     gpu = gpu_activities(prof)
@@ -488,10 +505,9 @@ def time_us_kineto(fn, reps):
 
 def time_us_events(fn, reps):
     """Median µs of `fn` between CUDA events."""
-    _flush = flush_buffer()
     times = []
     for _ in range(reps):
-        _flush.zero_()
+        flush_l2()
         start.record()
         fn()
         stop.record()
@@ -724,11 +740,15 @@ def main(argv=None):
                         help="kernel durations from the profiler (default) or CUDA events around each call")
     parser.add_argument("--flush-mib", type=int, default=2048,
                         help="L2 flush memset before every timed call, MiB (default 2048, as the baselines; >= 64)")
+    parser.add_argument("--flush-kind", choices=["memset", "read"], default="memset",
+                        help="flush by a memset (default, the baselines' protocol: leaves L2 dirty) or by reading the "
+                             "buffer (leaves it clean)")
     args = parser.parse_args(argv)
     if args.flush_mib < 64:
         parser.error("--flush-mib must be at least 64 (larger than L2)")
-    global FLUSH_BYTES
+    global FLUSH_BYTES, FLUSH_KIND
     FLUSH_BYTES = args.flush_mib << 20
+    FLUSH_KIND = args.flush_kind
     if args.reps < 20:
         parser.error("--reps must be at least 20")
     global TIMER
@@ -745,9 +765,11 @@ def main(argv=None):
                      " runs without one)")
         import_tessera()
         meta = dict(card=torch.cuda.get_device_name(), torch=torch.__version__, cuda=torch.version.cuda,
-                    commit=git_commit(), reps=args.reps, timer=args.timer, flush_mib=args.flush_mib)
+                    commit=git_commit(), reps=args.reps, timer=args.timer, flush_mib=args.flush_mib,
+                    flush_kind=args.flush_kind)
         print(f"{meta['card']}, torch {meta['torch']} (CUDA {meta['cuda']}), tessera {tessera.__version__}, "
-              f"commit {meta['commit']}, median of {args.reps}, timer {args.timer}, flush {args.flush_mib} MiB")
+              f"commit {meta['commit']}, median of {args.reps}, timer {args.timer}, flush {args.flush_mib} MiB "
+              f"({args.flush_kind})")
 
     by_suite, canaries = {}, {}
     for suite in suites:

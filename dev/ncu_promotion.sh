@@ -8,6 +8,8 @@
 # Questions it answers: is the tensor pipe idle while FFMAs issue (pipe_tensor active vs elapsed), and do the FFMAs
 # stall on the register file / dispatch ("math pipe throttle", "dispatch stall", "mio throttle") or do the consumer
 # warps mostly wait at the DEPBAR (wgmma latency) or at the turn / full barriers?
+# For decode shapes (e.g. dev/ncu_promotion.sh 128 7168 2048) the same report says where a memory-bound kernel's fixed
+# time goes: SM-active cycles (average and busiest SM) against the duration, and the DRAM bytes read and written.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -17,7 +19,8 @@ SHAPE=("${@:-4096 7168 16384}")
 read -r M N K <<<"${SHAPE[*]}"
 METRICS=sm__cycles_elapsed.max,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed,\
 sm__inst_executed_pipe_fma.sum,smsp__cycles_active.avg,sm__throughput.avg.pct_of_peak_sustained_elapsed,\
-l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum
+l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum,sm__cycles_active.avg,sm__cycles_active.max,\
+dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum
 profile() {  # profile NAME KERNEL_REGEX [one_gemm args]
     local name=$1 kernel=$2; shift 2
     ncu --clock-control none --kernel-name "regex:$kernel" --launch-skip 2 --launch-count 1 \
@@ -37,7 +40,7 @@ for name in ("ours", "cublas"):
         print(f"{name}: no report"); continue
     rows = list(csv.DictReader(open(path)))
     keep = ("Elapsed Cycles", "gmma", "pipe_fma", "Warp Cycles Per Issued", "Issue Slots", "SM Frequency",
-            "Duration")
+            "Duration", "cycles_active", "dram__bytes")
     print(f"== {name}")
     for r in rows:
         metric = r.get("Metric Name", "")

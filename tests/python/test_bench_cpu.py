@@ -27,3 +27,21 @@ def test_canary_flags_a_speed_change_in_either_direction(run):
     faster = run.canary_verdict([1600.0, 1500.0], tolerance=0.05)
     assert faster is not None and "7%" in faster
     assert run.canary_verdict([1600.0, 1500.0], tolerance=0.10) is None
+
+
+def test_flush_kind_picks_memset_or_read(run, monkeypatch):
+    calls = []
+
+    class Buffer:  # stands in for the flush tensor: records which operation the flush ran
+        def zero_(self):
+            calls.append("memset")
+
+        def sum(self):
+            calls.append("read")
+
+    monkeypatch.setattr(run, "_flush", Buffer())
+    monkeypatch.setattr(run, "FLUSH_KIND", "memset")
+    run.flush_l2()
+    monkeypatch.setattr(run, "FLUSH_KIND", "read")
+    run.flush_l2()
+    assert calls == ["memset", "read"]
