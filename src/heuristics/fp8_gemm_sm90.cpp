@@ -81,19 +81,26 @@ void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
     // 128x7168x16384 64x112 40.4 us vs 128x112 split 2 41.8; 128x4096x7168 64x64 15.2 vs 128x144 split 4 16.9. At
     // M = 1 the single m-block's narrow tiles run latency-bound instead (1x7168x16384: 64x56 50.6 us vs split 42.8).
     if (p.m > 64 && p.m <= 128) {
-        // The narrowest tile that still fits one wave: the most CTAs streaming B.
-        for (int block_n = 64; block_n <= 256; block_n += 8) {
-            int n_splits = 0;
-            if (!fp8_gemm_block_n_legal(p.mode, block_n) || p.excluded(64, block_n) ||
-                !fp8_gemm_fits_registers(p.mode, 64, block_n, 1, &n_splits, p.reserved_regs) || n_splits != 1)
-                continue;
-            const std::int64_t tiles = 2 * ceil_div(p.n, block_n);
-            if (tiles > p.num_sms) continue;
-            if (10 * tiles < 9 * static_cast<std::int64_t>(p.num_sms)) break;  // wider tiles only leave more SMs idle
-            c.block_m = 64;
-            c.block_n = block_n;
-            c.num_math_warpgroups = 1;
-            return;
+        // The narrowest tile that still fits one wave: the most CTAs streaming B. First among the widths that divide
+        // 128 (one B scale per k-block, no straddling), if they keep 80 % of the SMs busy: 128x7168x2048 ran 64x128
+        // (112 CTAs) in 8.8 us against 9.3-9.4 for 64x112 (128 CTAs, straddling), and 128x7168x16384 in 39.9-40.0
+        // against 40.7-40.9 (three runs each on the H200, docs/perf/fp8_gemm.md v10).
+        for (const bool straddling : {false, true}) {
+            for (int block_n = 64; block_n <= 256; block_n += 8) {
+                int n_splits = 0;
+                if ((!straddling && 128 % block_n != 0) || !fp8_gemm_block_n_legal(p.mode, block_n) ||
+                    p.excluded(64, block_n) ||
+                    !fp8_gemm_fits_registers(p.mode, 64, block_n, 1, &n_splits, p.reserved_regs) || n_splits != 1)
+                    continue;
+                const std::int64_t tiles = 2 * ceil_div(p.n, block_n);
+                if (tiles > p.num_sms) continue;
+                // Wider tiles only leave more SMs idle.
+                if (10 * tiles < (straddling ? 9 : 8) * static_cast<std::int64_t>(p.num_sms)) break;
+                c.block_m = 64;
+                c.block_n = block_n;
+                c.num_math_warpgroups = 1;
+                return;
+            }
         }
     }
     int base_splits = 1;

@@ -103,11 +103,12 @@ TEST(Fp8GemmHeuristics, DecodeShapesSplitKIntoOneWaveOfClusters) {
 }
 
 // 64 < M <= 128 with enough columns: two 64-row blocks of the narrowest tile that fits one wave, no split-K
-// (measured faster than the split 128-row plans); M <= 64 keeps splitting (a lone m-block's narrow tiles are slow).
+// (measured faster than the split 128-row plans), preferring widths that divide 128 while they keep 80 % of the SMs
+// (N = 7168: 64x128 on 112 SMs, not 64x112 on 128); M <= 64 keeps splitting (a lone m-block's narrow tiles are slow).
 TEST(Fp8GemmHeuristics, TwoRowBlocksFillingTheMachineDoNotSplit) {
     for (std::int64_t m : {65, 100, 128})
-        for (auto [n, k, bn] : {std::tuple<std::int64_t, std::int64_t, int>{4096, 7168, 64}, {7168, 16384, 112},
-                                {7168, 2048, 112}}) {
+        for (auto [n, k, bn] : {std::tuple<std::int64_t, std::int64_t, int>{4096, 7168, 64}, {7168, 16384, 128},
+                                {7168, 2048, 128}, {6144, 7168, 96}, {8192, 2048, 128}}) {
             Fp8GemmProblem p{m, n, k, Fp8GemmMode::k1D2D, 132, 232448};
             p.allow_split_k = true;
             const Fp8GemmConfig c = choose_fp8_gemm_config(p);
