@@ -62,6 +62,15 @@
 #include <tessera/prims/smem_desc.cuh>
 #include <tessera/ptx/mbarrier.cuh>
 #include <tessera/ptx/memory.cuh>
+
+// Timeline hooks: empty here; dev/fp8_gemm/timeline_probe.cu defines them to record, per CTA, the first or last time
+// one thread (`cond`) reaches an event, so a probe can see where a kernel's time goes without a profiler.
+#ifndef TESSERA_TIMELINE_FIRST
+#define TESSERA_TIMELINE_FIRST(event, cond)
+#endif
+#ifndef TESSERA_TIMELINE_LAST
+#define TESSERA_TIMELINE_LAST(event, cond)
+#endif
 #include <tessera/ptx/sync.cuh>
 #include <tessera/ptx/tma.cuh>
 #include <tessera/ptx/wgmma.cuh>
@@ -347,6 +356,7 @@ struct Fp8GemmKernel {
     // One thread. Walks the same tile sequence as the consumers and fills the ring.
     TESSERA_DEVICE static void produce(const Params& p, SharedStorage& smem) {
         const uint32_t n = shape_n(p);
+        TESSERA_TIMELINE_FIRST(kProducerStart, true);
         const uint32_t rank = kClusterSize > 1 ? ptx::cluster_cta_rank() : 0;
         Scheduler scheduler(scheduler_args(p), blockIdx.x, Config::kNumSMs);
         Ring ring;
@@ -389,6 +399,7 @@ struct Fp8GemmKernel {
                 ring.advance();
             }
         }
+        TESSERA_TIMELINE_LAST(kProducerLastLoad, true);
         if constexpr (kClusterSize > 1) {
             // Wait for the release of every stage still in use: after this no remote arrival can target this CTA.
             for (int i = 0; i < kNumStages; ++i) {
@@ -565,6 +576,7 @@ struct Fp8GemmKernel {
         load_sb(0, lo, hi);
         if (num_kb > 1) load_sb(1, lo_next, hi_next);
         ptx::mbarrier_wait(ptx::smem_addr(&smem.full_barriers[ring.stage]), ring.phase);
+        TESSERA_TIMELINE_FIRST(kFirstFull, row0 == 0 && lane == 0);
         float sa[kNumWaves][2];
         read_sa(smem, ring.stage, row0, sa);
         for (uint32_t kb = 0; kb < num_kb; ++kb) {
@@ -676,6 +688,7 @@ struct Fp8GemmKernel {
         };
         scales(0);
         Pending older = issue_step(smem, ring, tmp0, lo, hi, wg, row0, lane);
+        TESSERA_TIMELINE_FIRST(kFirstFull, row0 == 0 && lane == 0);
         uint32_t kb = 1;
         for (; kb + 1 < num_kb; kb += 2) {
             scales(kb);
@@ -741,6 +754,7 @@ struct Fp8GemmKernel {
                     ring.advance();
                 }
             }
+            TESSERA_TIMELINE_LAST(kMainloopDone, row0 == 0 && lane == 0);
             if constexpr (kKind == prims::kContiguous) {
                 if (tile.row_mask) Epilogue::mask_padding_rows(p, acc, tile, wg, warp, lane);
             }
@@ -752,10 +766,12 @@ struct Fp8GemmKernel {
             } else {
                 Epilogue::store_rows_direct(p, acc, tile, wg, warp, lane);
             }
+            TESSERA_TIMELINE_LAST(kStoreIssued, row0 == 0 && lane == 0);
         }
         // Warpgroup 1 granted one more turn than warpgroup 0 takes: take it, so no barrier is left half-arrived.
         if (kOrderedMath && wg == 0) ptx::named_barrier_sync(kTurnBarrierBase, 256);
         if (warp == 0) ptx::bulk_wait_group<0>();  // the last stores complete before the CTA (and its smem) retires
+        TESSERA_TIMELINE_LAST(kExit, row0 == 0 && lane == 0);
     }
     // ---------------------------------------------------------------------------------------------------------------
     static __device__ void run(const Params& p) {
@@ -764,6 +780,7 @@ struct Fp8GemmKernel {
         const uint32_t warp = ptx::warp_id_uniform();
         const uint32_t lane = ptx::lane_id();
         constexpr uint32_t kProducerWarp = kNumMathThreads / 32;
+        TESSERA_TIMELINE_FIRST(kEntry, threadIdx.x == 0);
 
         if (warp == kProducerWarp && ptx::elect_one()) {
             if constexpr (kKind != prims::kKGrouped) {  // k-grouped reads per-group maps instead

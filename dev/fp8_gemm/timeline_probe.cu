@@ -1,0 +1,183 @@
+// Where a decode GEMM's microseconds go inside its CTAs (docs/perf/fp8_gemm.md v10: ours stay active ~1 us longer
+// than cuBLASLt's on 1x7168x2048 and 128x7168x2048, for the same DRAM bytes). Builds the FP8 kernel with its timeline
+// hooks defined (they are empty in the library), runs each plan after a 2 GB memset flush as the benchmark does, and
+// prints, per event, when CTAs reach it relative to the first CTA's entry (%globaltimer, ns): the earliest CTA,
+// the median and the latest, medians over the repeats.
+//
+//   nvcc -std=c++20 -O3 -gencode arch=compute_90a,code=sm_90a -Ikernels dev/fp8_gemm/timeline_probe.cu -lcuda \
+//       -o /tmp/timeline_probe && /tmp/timeline_probe
+//
+// Events (kernels/tessera/sm90/fp8_gemm.cuh, TESSERA_TIMELINE_*): CTA entry; producer start (barriers initialized,
+// about when the first TMA loads go out); the producer's last load issued; a consumer's first full stage (the first
+// bytes arrived); its last tile's mainloop done; its last store issued; CTA exit (stores complete). Inputs are
+// constant bytes: a timing probe, not a check (the library's tests check these plans).
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace timeline {
+enum Event { kEntry, kProducerStart, kProducerLastLoad, kFirstFull, kMainloopDone, kStoreIssued, kExit, kNumEvents };
+constexpr int kMaxCtas = 264;
+__device__ unsigned long long marks[kMaxCtas][kNumEvents];
+__device__ __forceinline__ unsigned long long now() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+}  // namespace timeline
+
+// The earliest (FIRST) or latest (LAST) time this CTA reaches the event; `cond` picks the one thread that records.
+#define TESSERA_TIMELINE_FIRST(event, cond) \
+    if (cond) atomicMin(&timeline::marks[blockIdx.x][timeline::event], timeline::now())
+#define TESSERA_TIMELINE_LAST(event, cond) \
+    if (cond) atomicMax(&timeline::marks[blockIdx.x][timeline::event], timeline::now())
+
+#include <tessera/sm90/fp8_gemm.cuh>
+
+#include "../probe_check.hpp"
+
+namespace {
+
+template <int BM, int BN, int S, int N, int K>
+struct Plan {
+    static constexpr int kBlockM = BM, kBlockN = BN, kBlockK = 128, kNumStages = S, kNumMathWarpgroups = BM / 64 > 1 ? 2 : 1,
+                         kClusterM = 1, kClusterN = 1, kNumSMs = 132, kShapeM = 0, kShapeN = N, kShapeK = K,
+                         kGroupSize = 8, kMode = 0;
+};
+
+template <class C>
+__global__ void __launch_bounds__(tessera::sm90::Fp8GemmKernel<C>::kNumThreads, 1)
+    probe_kernel(const __grid_constant__ typename tessera::sm90::Fp8GemmKernel<C>::Params p) {
+    tessera::sm90::Fp8GemmKernel<C>::run(p);
+}
+
+CUtensorMap make_map(CUtensorMapDataType type, void* ptr, uint64_t inner, uint64_t outer, uint64_t stride_bytes,
+                     uint32_t box_inner, uint32_t box_outer, CUtensorMapSwizzle swizzle) {
+    CUtensorMap map;
+    const cuuint64_t dims[2] = {inner, outer};
+    const cuuint64_t strides[1] = {stride_bytes};
+    const cuuint32_t box[2] = {box_inner, box_outer};
+    const cuuint32_t elem[2] = {1, 1};
+    check(cuTensorMapEncodeTiled(&map, type, 2, ptr, dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+          "cuTensorMapEncodeTiled");
+    return map;
+}
+
+CUtensorMapSwizzle swizzle_of(int bytes) {
+    return bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
+           : bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+           : bytes == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                         : CU_TENSOR_MAP_SWIZZLE_NONE;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+template <class C>
+void run_plan(const char* name, uint32_t m, void* flush) {
+    using Kernel = tessera::sm90::Fp8GemmKernel<C>;
+    constexpr uint32_t n = C::kShapeN, k = C::kShapeK, kb = (k + 127) / 128, nb = (n + 127) / 128;
+    const uint32_t m4 = (m + 3) / 4 * 4;
+    uint8_t *a, *b;
+    float *sfa, *sfb;
+    void* d;
+    check(cudaMalloc(&a, size_t(m) * k), "cudaMalloc");
+    check(cudaMalloc(&b, size_t(n) * k), "cudaMalloc");
+    check(cudaMalloc(&sfa, size_t(kb) * m4 * 4), "cudaMalloc");
+    check(cudaMalloc(&sfb, size_t(nb) * kb * 4), "cudaMalloc");
+    check(cudaMalloc(&d, size_t(m) * n * 2), "cudaMalloc");
+    check(cudaMemset(a, 0x38, size_t(m) * k), "cudaMemset");
+    check(cudaMemset(b, 0x38, size_t(n) * k), "cudaMemset");
+    check(cudaMemset(sfa, 0, size_t(kb) * m4 * 4), "cudaMemset");
+    check(cudaMemset(sfb, 0, size_t(nb) * kb * 4), "cudaMemset");
+
+    typename Kernel::Params p{};
+    const auto put = [](tessera::TmaDescriptor& dst, const CUtensorMap& src) { std::memcpy(&dst, &src, sizeof(src)); };
+    put(p.tensor_map_a, make_map(CU_TENSOR_MAP_DATA_TYPE_UINT8, a, k, m, k, 128, C::kBlockM, CU_TENSOR_MAP_SWIZZLE_128B));
+    put(p.tensor_map_b, make_map(CU_TENSOR_MAP_DATA_TYPE_UINT8, b, k, n, k, 128, C::kBlockN, CU_TENSOR_MAP_SWIZZLE_128B));
+    put(p.tensor_map_sfa, make_map(CU_TENSOR_MAP_DATA_TYPE_FLOAT32, sfa, m4, kb, m4 * 4, C::kBlockM, 1,
+                                   CU_TENSOR_MAP_SWIZZLE_NONE));
+    put(p.tensor_map_d, make_map(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, d, n, m, n * 2, Kernel::kStoreBoxN,
+                                 Kernel::kStoreBoxM, swizzle_of(Kernel::kSwizzleDBytes)));
+    p.sfb = sfb;
+    p.m = m, p.n = n, p.k = k;
+    p.d = d;
+    p.ld_d = n;
+    p.num_groups = 1;
+    check(cudaFuncSetAttribute(probe_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, Kernel::kSmemBytes),
+          "cudaFuncSetAttribute");
+
+    constexpr int kReps = 20;
+    cudaEvent_t start, stop;
+    check(cudaEventCreate(&start), "cudaEventCreate");
+    check(cudaEventCreate(&stop), "cudaEventCreate");
+    // [event][statistic: earliest, median, latest CTA] over repeats; CTAs without a tile leave their marks unset.
+    std::vector<double> stats[timeline::kNumEvents][3];
+    std::vector<double> event_us;
+    std::vector<unsigned long long> host(timeline::kMaxCtas * timeline::kNumEvents);
+    for (int rep = 0; rep < kReps + 2; ++rep) {
+        for (int c = 0; c < timeline::kMaxCtas; ++c)
+            for (int e = 0; e < timeline::kNumEvents; ++e)
+                host[c * timeline::kNumEvents + e] =
+                    e == timeline::kProducerLastLoad || e >= timeline::kMainloopDone ? 0ull : ~0ull;
+        check(cudaMemcpyToSymbol(timeline::marks, host.data(), host.size() * sizeof(host[0])), "cudaMemcpyToSymbol");
+        check(cudaMemsetAsync(flush, rep & 0xff, 2ull << 30), "cudaMemsetAsync");
+        check(cudaEventRecord(start), "cudaEventRecord");
+        probe_kernel<C><<<C::kNumSMs, Kernel::kNumThreads, Kernel::kSmemBytes>>>(p);
+        check(cudaEventRecord(stop), "cudaEventRecord");
+        check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+        check(cudaGetLastError(), "launch");
+        if (rep < 2) continue;  // warm-up
+        float ms = 0.f;
+        check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+        event_us.push_back(ms * 1e3);
+        check(cudaMemcpyFromSymbol(host.data(), timeline::marks, host.size() * sizeof(host[0])), "cudaMemcpyFromSymbol");
+        unsigned long long t0 = ~0ull;
+        for (int c = 0; c < C::kNumSMs; ++c) t0 = std::min(t0, host[c * timeline::kNumEvents + timeline::kEntry]);
+        for (int e = 0; e < timeline::kNumEvents; ++e) {
+            std::vector<double> at;
+            for (int c = 0; c < C::kNumSMs; ++c) {
+                const unsigned long long t = host[c * timeline::kNumEvents + e];
+                if (t != 0ull && t != ~0ull) at.push_back(static_cast<double>(t - t0) * 1e-3);
+            }
+            if (at.empty()) continue;
+            std::sort(at.begin(), at.end());
+            stats[e][0].push_back(at.front());
+            stats[e][1].push_back(at[at.size() / 2]);
+            stats[e][2].push_back(at.back());
+        }
+    }
+    static const char* names[] = {"CTA entry", "producer start", "producer last load", "first full stage",
+                                  "mainloop done", "store issued", "CTA exit"};
+    const double mb = (double(n) * k + double(m) * k) / 1e6;
+    std::printf("== %s  %ux%ux%u, block %dx%d, %d stages, %.1f MB of operands; events: %.2f us (launch gap included)\n",
+                name, m, n, k, C::kBlockM, C::kBlockN, C::kNumStages, mb, median(event_us));
+    std::printf("   %-20s %10s %10s %10s   (us after the first CTA entry; CTAs with a tile)\n", "event", "earliest",
+                "median", "latest");
+    for (int e = 0; e < timeline::kNumEvents; ++e)
+        std::printf("   %-20s %10.2f %10.2f %10.2f\n", names[e], median(stats[e][0]), median(stats[e][1]),
+                    median(stats[e][2]));
+    cudaFree(a), cudaFree(b), cudaFree(sfa), cudaFree(sfb), cudaFree(d);
+    cudaEventDestroy(start), cudaEventDestroy(stop);
+}
+
+}  // namespace
+
+int main() {
+    void* flush = nullptr;
+    check(cudaMalloc(&flush, 2ull << 30), "cudaMalloc");
+    // The heuristic's plans (fp8_gemm_config) for the rows in question; stages as the planner derives them.
+    run_plan<Plan<64, 64, 12, 7168, 2048>>("1x7168x2048 pick", 1, flush);
+    run_plan<Plan<64, 128, 8, 7168, 2048>>("128x7168x2048 pick (v10)", 128, flush);
+    run_plan<Plan<64, 112, 9, 7168, 2048>>("128x7168x2048 v9 pick", 128, flush);
+    run_plan<Plan<64, 64, 12, 4096, 7168>>("128x4096x7168 pick", 128, flush);
+    run_plan<Plan<128, 128, 5, 32768, 512>>("128x32768x512 pick", 128, flush);
+    return 0;
+}
