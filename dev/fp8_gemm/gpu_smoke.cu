@@ -9,6 +9,8 @@
 
 #include <tessera/sm90/fp8_gemm.cuh>
 
+#include "tma_maps.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -47,29 +49,6 @@ static float bf16_to_float(uint16_t h) {
     float f;
     std::memcpy(&f, &u, 4);
     return f;
-}
-
-static CUtensorMap make_map(CUtensorMapDataType type, void* ptr, uint64_t inner, uint64_t outer, uint64_t stride_bytes,
-                            uint32_t box_inner, uint32_t box_outer, CUtensorMapSwizzle swizzle) {
-    CUtensorMap map;
-    const cuuint64_t dims[2] = {inner, outer};
-    const cuuint64_t strides[1] = {stride_bytes};
-    const cuuint32_t box[2] = {box_inner, box_outer};
-    const cuuint32_t elem[2] = {1, 1};
-    CUresult r = cuTensorMapEncodeTiled(&map, type, 2, ptr, dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                        swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) {
-        std::printf("cuTensorMapEncodeTiled failed (%d)\n", static_cast<int>(r));
-        std::exit(1);
-    }
-    return map;
-}
-
-static CUtensorMapSwizzle swizzle_of(int bytes) {
-    return bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
-           : bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
-           : bytes == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
-                         : CU_TENSOR_MAP_SWIZZLE_NONE;
 }
 
 template <class C>

@@ -38,41 +38,21 @@ __device__ __forceinline__ unsigned long long now() {
 
 #include <tessera/sm90/fp8_gemm.cuh>
 
-#include "../probe_check.hpp"
+#include "tma_maps.hpp"
 
 namespace {
 
 template <int BM, int BN, int S, int N, int K>
 struct Plan {
-    static constexpr int kBlockM = BM, kBlockN = BN, kBlockK = 128, kNumStages = S, kNumMathWarpgroups = BM / 64 > 1 ? 2 : 1,
-                         kClusterM = 1, kClusterN = 1, kNumSMs = 132, kShapeM = 0, kShapeN = N, kShapeK = K,
-                         kGroupSize = 8, kMode = 0;
+    static constexpr int kBlockM = BM, kBlockN = BN, kBlockK = 128, kNumStages = S,
+                         kNumMathWarpgroups = BM > 64 ? 2 : 1, kClusterM = 1, kClusterN = 1, kNumSMs = 132,
+                         kShapeM = 0, kShapeN = N, kShapeK = K, kGroupSize = 8, kMode = 0;
 };
 
 template <class C>
 __global__ void __launch_bounds__(tessera::sm90::Fp8GemmKernel<C>::kNumThreads, 1)
     probe_kernel(const __grid_constant__ typename tessera::sm90::Fp8GemmKernel<C>::Params p) {
     tessera::sm90::Fp8GemmKernel<C>::run(p);
-}
-
-CUtensorMap make_map(CUtensorMapDataType type, void* ptr, uint64_t inner, uint64_t outer, uint64_t stride_bytes,
-                     uint32_t box_inner, uint32_t box_outer, CUtensorMapSwizzle swizzle) {
-    CUtensorMap map;
-    const cuuint64_t dims[2] = {inner, outer};
-    const cuuint64_t strides[1] = {stride_bytes};
-    const cuuint32_t box[2] = {box_inner, box_outer};
-    const cuuint32_t elem[2] = {1, 1};
-    check(cuTensorMapEncodeTiled(&map, type, 2, ptr, dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
-                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-          "cuTensorMapEncodeTiled");
-    return map;
-}
-
-CUtensorMapSwizzle swizzle_of(int bytes) {
-    return bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
-           : bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
-           : bytes == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
-                         : CU_TENSOR_MAP_SWIZZLE_NONE;
 }
 
 double median(std::vector<double> v) {
