@@ -80,8 +80,9 @@ void run_plan(const char* name, uint32_t m, void* flush) {
 
     typename Kernel::Params p{};
     const auto put = [](tessera::TmaDescriptor& dst, const CUtensorMap& src) { std::memcpy(&dst, &src, sizeof(src)); };
-    put(p.tensor_map_a, make_map(CU_TENSOR_MAP_DATA_TYPE_UINT8, a, k, m, k, 128, C::kBlockM, CU_TENSOR_MAP_SWIZZLE_128B));
-    put(p.tensor_map_b, make_map(CU_TENSOR_MAP_DATA_TYPE_UINT8, b, k, n, k, 128, C::kBlockN, CU_TENSOR_MAP_SWIZZLE_128B));
+    constexpr CUtensorMapSwizzle k128B = CU_TENSOR_MAP_SWIZZLE_128B;
+    put(p.tensor_map_a, make_map(CU_TENSOR_MAP_DATA_TYPE_UINT8, a, k, m, k, 128, C::kBlockM, k128B));
+    put(p.tensor_map_b, make_map(CU_TENSOR_MAP_DATA_TYPE_UINT8, b, k, n, k, 128, C::kBlockN, k128B));
     put(p.tensor_map_sfa, make_map(CU_TENSOR_MAP_DATA_TYPE_FLOAT32, sfa, m4, kb, m4 * 4, C::kBlockM, 1,
                                    CU_TENSOR_MAP_SWIZZLE_NONE));
     put(p.tensor_map_d, make_map(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, d, n, m, n * 2, Kernel::kStoreBoxN,
@@ -118,7 +119,8 @@ void run_plan(const char* name, uint32_t m, void* flush) {
         float ms = 0.f;
         check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
         event_us.push_back(ms * 1e3);
-        check(cudaMemcpyFromSymbol(host.data(), timeline::marks, host.size() * sizeof(host[0])), "cudaMemcpyFromSymbol");
+        check(cudaMemcpyFromSymbol(host.data(), timeline::marks, host.size() * sizeof(host[0])),
+              "cudaMemcpyFromSymbol");
         unsigned long long t0 = ~0ull;
         for (int c = 0; c < C::kNumSMs; ++c) t0 = std::min(t0, host[c * timeline::kNumEvents + timeline::kEntry]);
         for (int e = 0; e < timeline::kNumEvents; ++e) {
