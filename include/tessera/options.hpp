@@ -37,6 +37,11 @@ struct Options {
     // with B multicast, as dense 1D1D does, where every group's tile count is even (both CTAs of a pair then stay in
     // one group and walk equal k-block counts). Off until it has been measured (docs/perf/fp8_grouped.md v4).
     bool fp8_kgrouped_cluster = false;
+    // Experiment (TESSERA_FP8_SMALL_M_BOX=1): a dense problem of at most 32 rows on 64-row tiles loads A and its scales
+    // in boxes of 16 or 32 rows instead of 64 (the wgmma still reads 64 rows of shared memory; the rows it computes
+    // past the box are never stored). DeepGEMM does so to spare the TMA the out-of-bounds rows. Off until measured
+    // (docs/perf/fp8_gemm.md v10).
+    bool fp8_small_m_box = false;
     // Launch
     bool pdl = false;             // programmatic dependent launch attribute
     int num_sms = 0;              // 0: all SMs of the device

@@ -143,7 +143,8 @@ std::string Fp8GemmConfig::describe() const {
     return detail::str_cat("block ", block_m, "x", block_n, "x", block_k, ", ", num_stages, " stages, ",
                            num_math_warpgroups, " math WG, cluster ", cluster_m, "x", cluster_n, ", split-K ", split_k,
                            ", ", num_sms, " CTAs", ctas_per_sm > 1 ? " (2 per SM)" : "", ", group ", group_size,
-                           ", smem ", smem_bytes);
+                           ", smem ", smem_bytes,
+                           load_rows_a > 0 ? detail::str_cat(", A box ", load_rows_a, " rows") : std::string());
 }
 
 int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, int split_k) {
@@ -258,6 +259,8 @@ Fp8GemmConfig finish_config(const Fp8GemmProblem& p, Fp8GemmConfig c) {
     c.num_stages = std::min(c.num_stages, c.split_k > 1 ? 20 : 12);
     c.smem_bytes = fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, c.num_stages, c.split_k);
     store_layout(p.mode, c.block_n, &c.swizzle_d_bytes, &c.store_box_n);
+    // The stage layout keeps 64 rows of A (the wgmma reads them all); only the box shrinks.
+    if (p.allow_small_m_box && p.num_groups == 1 && c.block_m == 64 && p.m <= 32) c.load_rows_a = p.m <= 16 ? 16 : 32;
     return c;
 }
 

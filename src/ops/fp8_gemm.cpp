@@ -91,12 +91,13 @@ Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const Tensor
     using ops::map_2d;
     const TmaSwizzle d_swizzle = static_cast<TmaSwizzle>(c.swizzle_d_bytes);
     ops::Fp8GemmParams params{};
+    const int a_rows = c.load_rows_a > 0 ? c.load_rows_a : c.block_m;  // rows of A (and SFA) per stage's box
     params.tensor_map_a = runtime::encode_tma_2d(map_2d(a.data, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, k, m, a.stride(0),
-                                                        128, c.block_m, TmaSwizzle::k128B));
+                                                        128, a_rows, TmaSwizzle::k128B));
     params.tensor_map_b = runtime::encode_tma_2d(map_2d(b.data, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, k, n, b.stride(0),
                                                         128, c.block_n, TmaSwizzle::k128B));
     params.tensor_map_sfa = runtime::encode_tma_2d(map_2d(sfa.data, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4,
-                                                          align_up(m, 4), sf_k, align_up(m, 4), c.block_m, 1,
+                                                          align_up(m, 4), sf_k, align_up(m, 4), a_rows, 1,
                                                           TmaSwizzle::kNone));
     if (fp32_out)
         params.tensor_map_sfb = runtime::encode_tma_2d(map_2d(sfb.data, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4,

@@ -91,6 +91,7 @@ jit::KernelSpec make_fp8_gemm_spec(const heuristics::Fp8GemmConfig& c, heuristic
     if (kind == GemmKind::kKGrouped) spec.set("kNumGroups", num_groups);
     if (c.split_k > 1) spec.set("kSplitK", c.split_k);
     if (c.ctas_per_sm > 1) spec.set("kCtasPerSm", c.ctas_per_sm);
+    if (c.load_rows_a > 0) spec.set("kLoadRowsA", c.load_rows_a);
     if (options().fp8_math_order >= 0) spec.set("kMathOrder", options().fp8_math_order);
     if (options().fp8_pipeline >= 0) spec.set("kPipelined", options().fp8_pipeline);
     return spec;
@@ -160,6 +161,7 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
     problem.reserved_regs = key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous ? 32 : 48;
     problem.allow_split_k = key.kind == GemmKind::kDense && key.mode == heuristics::Fp8GemmMode::k1D2D;
     problem.allow_a_multicast = key.kind == GemmKind::kDense;
+    problem.allow_small_m_box = key.kind == GemmKind::kDense && options().fp8_small_m_box;
     // Tuning sweeps force dense, per-row contiguous (whose BLOCK_M stays the alignment's) and masked plans.
     if ((key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous || key.kind == GemmKind::kMasked) &&
         !options().fp8_config.empty())

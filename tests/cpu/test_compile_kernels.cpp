@@ -133,3 +133,28 @@ TEST(KernelSource, OnlyTesseraIncludesAreAllowed) {
     ASSERT_EQ(incs.size(), 1u);
     EXPECT_EQ(incs[0], "tessera/a.cuh");
 }
+
+// The opt-in short A boxes (TESSERA_FP8_SMALL_M_BOX=1) compile for every dense decode shape of the suite, split-K
+// plans included, without spills, and name their box in the spec.
+TEST(CompileKernels, ShortABoxPlansCompileWithoutSpills) {
+    const auto cache = test::make_temp_dir("tessera-cache");
+    jit::Jit j(test::test_options(cache, CompilerKind::kNvrtc));
+    const std::int64_t nk[][2] = {{2112, 7168}, {576, 7168}, {24576, 1536}, {32768, 512},
+                                  {7168, 16384}, {4096, 7168}, {7168, 2048}};
+    for (std::int64_t m : {1, 32})
+        for (auto [n, k] : nk) {
+            const ops::Fp8PlanKey key{m, n, k, heuristics::Fp8GemmMode::k1D2D, ops::GemmKind::kDense, 1, 0, 132, 0};
+            heuristics::Fp8GemmProblem problem = ops::fp8_problem(key, 232448);
+            problem.allow_small_m_box = true;
+            const heuristics::Fp8GemmConfig c = heuristics::choose_fp8_gemm_config(problem);
+            SCOPED_TRACE(c.describe());
+            ASSERT_EQ(c.load_rows_a, m <= 16 ? 16 : 32);
+            const jit::KernelSpec spec = ops::fp8_spec(key, c);
+            EXPECT_NE(spec.describe().find("kLoadRowsA="), std::string::npos);
+            const jit::BuildResult r = j.build(spec);
+            const jit::PtxasUsage u = jit::parse_ptxas_usage(r.log);
+            if (u.registers < 0) GTEST_SKIP() << "NVRTC printed no ptxas report on this machine";
+            EXPECT_EQ(u.spill_store_bytes + u.spill_load_bytes + u.stack_frame_bytes, 0) << r.log;
+        }
+    std::filesystem::remove_all(cache);
+}

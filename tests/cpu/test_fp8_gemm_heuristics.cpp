@@ -256,3 +256,23 @@ TEST(Fp8GemmHeuristics, TwoCtasPerSmHalveSharedMemoryAndDoubleTheGrid) {
     p.forced_cluster_m = 2;
     EXPECT_THROW(choose_fp8_gemm_config(p), tessera::InvalidArgument);
 }
+
+// Opt-in short A boxes (TESSERA_FP8_SMALL_M_BOX=1): only dense problems of at most 32 rows on 64-row tiles, in 16- or
+// 32-row boxes; off by default, never for grouped problems or taller tiles.
+TEST(Fp8GemmHeuristics, ShortABoxesOnlyWhenAskedForSmallDenseM) {
+    const auto pick = [](std::int64_t m, bool allow, int groups = 1) {
+        Fp8GemmProblem p{m, 7168, 2048, Fp8GemmMode::k1D2D, 132, 232448};
+        p.allow_split_k = groups == 1;
+        p.num_groups = groups;
+        p.allow_small_m_box = allow;
+        return choose_fp8_gemm_config(p);
+    };
+    EXPECT_EQ(pick(1, false).load_rows_a, 0);
+    for (auto [m, rows] : {std::pair<std::int64_t, int>{1, 16}, {16, 16}, {17, 32}, {32, 32}, {33, 0}, {128, 0}}) {
+        const Fp8GemmConfig c = pick(m, true);
+        SCOPED_TRACE(testing::Message() << "m=" << m << ": " << c.describe());
+        EXPECT_EQ(c.load_rows_a, c.block_m == 64 ? rows : 0);
+        if (rows > 0) EXPECT_NE(c.describe().find("A box"), std::string::npos);
+    }
+    EXPECT_EQ(pick(8, true, 4).load_rows_a, 0);  // grouped: rows per group are not known on the host
+}

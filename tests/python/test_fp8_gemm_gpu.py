@@ -76,6 +76,34 @@ def test_two_row_block_decode_shapes(m, n, k):
     check_1d2d(m, n, k)
 
 
+SHORT_A_BOXES = """
+import sys
+sys.path.insert(0, {tests!r})
+import torch
+import test_fp8_gemm_gpu as t
+torch.manual_seed(0)
+for m in (1, 7, 16, 17, 32):
+    for n, k in ((2112, 7168), (7168, 2048), (576, 7168), (7168, 16384), (24, 4096)):
+        config = t.tessera._C.fp8_gemm_config(m, n, k, 0, torch.cuda.current_device())
+        assert ("A box 16 rows" if m <= 16 else "A box 32 rows") in config, (m, n, k, config)
+        t.check_1d2d(m, n, k)
+print("ok")
+"""
+
+
+def test_short_a_boxes_opt_in():
+    """TESSERA_FP8_SMALL_M_BOX=1 (read once per process, so a child runs it): dense problems of at most 32 rows load A
+    in 16- or 32-row boxes while the wgmma reads 64 rows; the rows past the box never reach D. Unsplit and split-K
+    plans, a split wgmma (1x7168x16384), N narrower than the tile."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, TESSERA_FP8_SMALL_M_BOX="1")
+    script = SHORT_A_BOXES.format(tests=os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stdout + out.stderr
+
+
 def test_split_k_strided_output_leaves_the_gap_alone():
     m, n, k = 3, 576, 7168
     assert split_k_of(m, n, k) > 1

@@ -120,6 +120,12 @@ constexpr int ctas_per_sm() {  // 2: two CTAs share each SM (one consumer warpgr
     else return 1;
 }
 
+template <class C>
+constexpr int load_rows_a() {  // rows of A and SFA each stage's TMA boxes carry (dense M <= 32: 16 or 32)
+    if constexpr (requires { C::kLoadRowsA; }) return C::kLoadRowsA;
+    else return C::kBlockM;
+}
+
 constexpr int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
 
 }  // namespace fp8_gemm_detail
@@ -206,8 +212,12 @@ struct Fp8GemmKernel {
 
     // 1D1D: a TMA destination, padded to 128 bytes so every stage's box starts 128-byte aligned.
     static constexpr int kSfbStageFloats = kIs1D1D ? align_up(kBlockN, 32) : 1;
+    // A small dense problem (M <= 32) on 64-row tiles may load only kLoadRowsA rows of A and SFA per stage: the
+    // stage keeps 64 rows, the wgmma reads all of them, and the rows past the box (stale shared memory, never written
+    // by any stage) only produce accumulator rows that no epilogue stores.
+    static constexpr int kLoadRowsA = fp8_gemm_detail::load_rows_a<Config>();
     static constexpr uint32_t kTxBytes =
-        (kBlockM + kBlockN) * kBlockK + kBlockM * 4 + (kIs1D1D ? kBlockN * 4 : 0);
+        (kLoadRowsA + kBlockN) * kBlockK + kLoadRowsA * 4 + (kIs1D1D ? kBlockN * 4 : 0);
     static constexpr uint32_t kEpilogueBarrierBase = 1;  // named barrier ids 1, 2; id 0 is __syncthreads
     // Two consumer warpgroups issue their wgmma batches in strict turns (named barriers 3 and 4: "warpgroup g may
     // issue"). Without an order both wait on the same full barrier, issue together, the tensor cores interleave the
@@ -287,6 +297,9 @@ struct Fp8GemmKernel {
     static_assert(Config::kShapeN == kDynamic || Config::kShapeN % (kIs1D1D ? 4 : 8) == 0,
                   "D rows need 16-byte strides for TMA");
     static_assert(kTxBytes < (1u << 20), "mbarrier transaction counts are 20-bit");
+    static_assert(kLoadRowsA == kBlockM ||
+                      (kBlockM == 64 && (kLoadRowsA == 16 || kLoadRowsA == 32) && kKind == prims::kDense && !kIs1D1D),
+                  "short A boxes: dense 1D2D 64-row tiles only, 16 or 32 rows");
     static_assert(kSmemBytes <= 232448, "exceeds the 227 KB of dynamic shared memory per block on SM90");
     // Two CTAs per SM: half the SM's 228 KB each, less the 1 KB the hardware reserves per block.
     static_assert(kCtasPerSm == 1 || kSmemBytes <= 233472 / 2 - 1024, "two CTAs per SM: at most 112 KB each");
