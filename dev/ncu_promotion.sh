@@ -3,7 +3,10 @@
 # at 4096x7168x16384 with warp-state and per-instruction stall sampling, plus the same for cuBLASLt per-tensor, then
 # the stall reasons at the promotion FFMAs, the wgmma wait (WARPGROUP.DEPBAR) and the barrier waits.
 #
-#   dev/ncu_promotion.sh [M N K]      (on the GPU machine, after building into build-gpu; outputs under $OUT)
+#   dev/ncu_promotion.sh [M N K [ONE_GEMM_ARGS...]]   (on the GPU machine, after building into build-gpu; outputs
+#                                                     under $OUT)
+#   VARIANT=variants/pre-regs dev/ncu_promotion.sh 192 6144 7168 --masked 32
+#                                     (masked g32 e192 under the working tree's kernels and a variant's: no cuBLASLt)
 #
 # Questions it answers: is the tensor pipe idle while FFMAs issue (pipe_tensor active vs elapsed), and do the FFMAs
 # stall on the register file / dispatch ("math pipe throttle", "dispatch stall", "mio throttle") or do the consumer
@@ -15,8 +18,9 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 export PYTHONPATH=${PYTHONPATH:-$PWD/build-gpu/python}
-SHAPE=("${@:-4096 7168 16384}")
-read -r M N K <<<"${SHAPE[*]}"
+M=${1:-4096} N=${2:-7168} K=${3:-16384}
+[ $# -ge 3 ] && shift 3
+EXTRA=("$@")  # more bench/one_gemm.py arguments (e.g. --masked 32)
 METRICS=sm__cycles_elapsed.max,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed,\
 sm__inst_executed_pipe_fma.sum,smsp__cycles_active.avg,sm__throughput.avg.pct_of_peak_sustained_elapsed,\
 l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum,sm__cycles_active.avg,sm__cycles_active.max,\
@@ -29,12 +33,15 @@ profile() {  # profile NAME KERNEL_REGEX [one_gemm args]
     ncu --import "$OUT/$name.ncu-rep" --page details --csv >"$OUT/$name.details.csv" 2>/dev/null
     ncu --import "$OUT/$name.ncu-rep" --page source --print-source sass --csv >"$OUT/$name.sass.csv" 2>/dev/null
 }
-profile ours tessera_sm90_fp8_gemm_kernel
-profile cublas 'nvjet|sm90_xmma|cutlass' --cublas
+profile ours tessera_sm90_fp8_gemm_kernel "${EXTRA[@]}"
+if [ -n "${VARIANT:-}" ]; then
+    TESSERA_KERNEL_DIR=$(cd "$VARIANT" && pwd) profile variant tessera_sm90_fp8_gemm_kernel "${EXTRA[@]}"
+fi
+[[ " ${EXTRA[*]} " == *" --masked "* ]] || profile cublas 'nvjet|sm90_xmma|cutlass' --cublas
 python3 - "$OUT" <<'EOF'
 import csv, os, sys
 out = sys.argv[1]
-for name in ("ours", "cublas"):
+for name in ("ours", "variant", "cublas"):
     path = os.path.join(out, f"{name}.details.csv")
     if not os.path.exists(path):
         print(f"{name}: no report"); continue
@@ -46,20 +53,22 @@ for name in ("ours", "cublas"):
         metric = r.get("Metric Name", "")
         if any(k in metric for k in keep):
             print(f"  {metric:70s} {r.get('Metric Value', '')} {r.get('Metric Unit', '')}")
-path = os.path.join(out, "ours.sass.csv")
-if os.path.exists(path):
+def num(x):
+    try:
+        return float((x or "0").replace(",", ""))
+    except ValueError:
+        return 0.0
+for name in ("ours", "variant"):
+    path = os.path.join(out, f"{name}.sass.csv")
+    if not os.path.exists(path):
+        continue
     # The source page's CSV starts with a "Kernel Name" line; the column header is the second line.
     rows = list(csv.reader(open(path)))
     header = rows[1] if len(rows) > 1 else []
     data = [dict(zip(header, r)) for r in rows[2:]]
     stall_cols = [c for c in header if c.startswith("stall_") and "Not Issued" not in c]
-    def num(x):
-        try:
-            return float((x or "0").replace(",", ""))
-        except ValueError:
-            return 0.0
     total = sum(num(d[c]) for d in data for c in stall_cols) or 1.0
-    print("== ours: share of stall samples by instruction (above 1 %), then by opcode")
+    print(f"== {name}: share of stall samples by instruction (above 1 %), then by opcode")
     by_op = {}
     for i, d in enumerate(data):
         src = d.get("Source", "").strip()
