@@ -21,6 +21,7 @@
 # - 128x7168x2048 and 128x7168x16384 (64x128, 112 CTAs): 64x64:o2 (224), 64x56:o2 (256).
 # - 128x4096x7168 (64x64, 128 CTAs): 64x32:o2 (256).
 # - 128x2112x7168 (128x72 split-K 4): 64x32:o2 (132).
+# - 128x24576x1536 (128x192, 128 CTAs): 64x192:o2 (256 tiles; 2 stages, the wgmma split in two).
 # And: do short A boxes (TESSERA_FP8_SMALL_M_BOX=1: 16-row TMA boxes of A and SFA at M = 1 instead of 64, as
 # DeepGEMM's BLOCK_M = 16) take time off the M = 1 rows? Every M = 1 shape, heuristic pick with and without.
 set -uo pipefail
@@ -45,6 +46,7 @@ for dir in "$@"; do variants+=(--variant "TESSERA_KERNEL_DIR=$(cd "$dir" && pwd)
     sweep 128 7168 16384 64x64:o2 64x56:o2
     sweep 128 4096 7168 64x32:o2
     sweep 128 2112 7168 64x32:o2
+    sweep 128 24576 1536 64x192:o2
     for nk in "2112 7168" "576 7168" "24576 1536" "32768 512" "7168 16384" "4096 7168" "7168 2048"; do
         # shellcheck disable=SC2086
         sweep 1 $nk --variant TESSERA_FP8_SMALL_M_BOX=1
