@@ -2,7 +2,7 @@
 # Forced-config sweeps of the decode shapes whose picks are in question (docs/perf/fp8_gemm.md v5-v8), in one device
 # call after a build into build-gpu. No kernel change is needed: TESSERA_FP8_CONFIG forces each plan.
 #
-#   dev/decode_sweep.sh [VARIANT_DIR ...]   (logs under $OUT; about 2 minutes, plus about 70 s per variant directory;
+#   dev/decode_sweep.sh [VARIANT_DIR ...]   (logs under $OUT; about 5 minutes, plus about 70 s per variant directory;
 #                                            each config's output is checked once)
 #
 # First the timeline probe (dev/fp8_gemm/timeline_probe.cu: when the decode plans' CTAs reach each event), and with
