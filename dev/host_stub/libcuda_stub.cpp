@@ -129,6 +129,10 @@ CUresult s_cuMemcpyHtoD(CUdeviceptr d, const void* s, std::size_t n) { std::memc
 CUresult s_cuMemcpyDtoH(void* d, CUdeviceptr s, std::size_t n) { std::memcpy(d, reinterpret_cast<void*>(s), n); return ok(); }
 CUresult s_cuMemsetD8Async(CUdeviceptr, unsigned char, std::size_t, CUstream) { return ok(); }
 CUresult s_cuMemsetD32Async(CUdeviceptr, unsigned, std::size_t, CUstream) { return ok(); }
+CUresult s_cuStreamIsCapturing(CUstream, CUstreamCaptureStatus* status) {
+    *status = CU_STREAM_CAPTURE_STATUS_NONE;
+    return ok();
+}
 CUresult s_cuStreamCreate(CUstream* s, unsigned) { *s = reinterpret_cast<CUstream>(&g_context_token); return ok(); }
 CUresult s_cuStreamDestroy(CUstream) { return ok(); }
 CUresult s_cuStreamSynchronize(CUstream) { return ok(); }
@@ -151,7 +155,7 @@ const Entry kEntries[] = {
     STUB(cuLaunchKernelEx), STUB(cuOccupancyMaxActiveClusters), STUB(cuKernelGetFunction),
     STUB(cuTensorMapEncodeTiled), STUB(cuGetErrorName), STUB(cuGetErrorString), STUB(cuMemAlloc), STUB(cuMemFree),
     STUB(cuMemcpyHtoD), STUB(cuMemcpyDtoH), STUB(cuMemsetD8Async), STUB(cuMemsetD32Async), STUB(cuStreamCreate),
-    STUB(cuStreamDestroy), STUB(cuStreamSynchronize), STUB(cuEventCreate), STUB(cuEventRecord),
+    STUB(cuStreamDestroy), STUB(cuStreamSynchronize), STUB(cuStreamIsCapturing), STUB(cuEventCreate), STUB(cuEventRecord),
     STUB(cuEventSynchronize), STUB(cuEventElapsedTime), STUB(cuEventDestroy)};
 #undef STUB
 

@@ -42,6 +42,12 @@ struct Options {
     // past the box are never stored). DeepGEMM does so to spare the TMA the out-of-bounds rows. Off until measured
     // (docs/perf/fp8_gemm.md v10).
     bool fp8_small_m_box = false;
+    // Experiment (TESSERA_FP8_STREAM_K=1): a dense 1D2D problem whose last wave leaves at least a tenth of the SMs
+    // idle runs its whole waves as usual and spreads the last wave's k-blocks evenly over every CTA, the owner of
+    // each such tile adding the others' partial sums from a workspace (one per device and stream, allocated at first
+    // use, zeroed once). Not used while the stream is being captured into a CUDA graph (a replay elsewhere could
+    // share the workspace with a launch in flight). Off until measured (docs/perf/fp8_gemm.md v10).
+    bool fp8_stream_k = false;
     // Launch
     bool pdl = false;             // programmatic dependent launch attribute
     int num_sms = 0;              // 0: all SMs of the device

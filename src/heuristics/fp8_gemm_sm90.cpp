@@ -29,6 +29,20 @@ void store_layout(Fp8GemmMode mode, int block_n, int* swizzle, int* box_n) {
 Fp8GemmConfig finish_config(const Fp8GemmProblem& p, Fp8GemmConfig c);
 Fp8GemmConfig forced_config(const Fp8GemmProblem& p);
 
+// Stream-K (opt-in) where the last wave leaves a tenth of the workers or more idle, there is at least one whole
+// wave, and the last wave's k-blocks cover every worker (kernels/tessera/prims/stream_k.cuh). Workers are clusters.
+bool stream_k_pays(const Fp8GemmProblem& p, const Fp8GemmConfig& c, std::int64_t tiles) {
+    if (!p.allow_stream_k || p.mode != Fp8GemmMode::k1D2D || p.num_groups != 1 || c.split_k != 1 ||
+        c.ctas_per_sm != 1)
+        return false;
+    const std::int64_t cluster = c.cluster_m * c.cluster_n;
+    const std::int64_t workers = p.num_sms / cluster, units = ceil_div(tiles, cluster);
+    const std::int64_t last = units % workers, kb = ceil_div(p.k, 128);
+    // (The kernel's partition arithmetic is 32-bit: workers^2 * kb must stay below 2^31.)
+    return units >= workers && last > 0 && 10 * last <= 9 * workers && last * kb >= workers &&
+           workers * workers * kb < (std::int64_t{1} << 31);
+}
+
 // Per-128-K-block cost of one tile in the units of choose_fp8_gemm_config's model (1 unit ~ 22 ps on the H200:
 // a 128x128 2-warpgroup tile's k-block of tensor-core work is 16384 units).
 double tile_cost_per_k_block(int block_m, int block_n, int wgs) {
@@ -144,7 +158,8 @@ std::string Fp8GemmConfig::describe() const {
                            num_math_warpgroups, " math WG, cluster ", cluster_m, "x", cluster_n, ", split-K ", split_k,
                            ", ", num_sms, " CTAs", ctas_per_sm > 1 ? " (2 per SM)" : "", ", group ", group_size,
                            ", smem ", smem_bytes,
-                           load_rows_a > 0 ? detail::str_cat(", A box ", load_rows_a, " rows") : std::string());
+                           load_rows_a > 0 ? detail::str_cat(", A box ", load_rows_a, " rows") : std::string(),
+                           stream_k ? ", stream-K" : "");
 }
 
 int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, int split_k) {
@@ -154,6 +169,11 @@ int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, 
     const int sfb_stage = mode == Fp8GemmMode::k1D2D ? 8 : 4 * align_up(block_n, 32);
     return align_up(stages * (4 * block_m + sfb_stage + 16), 1024) + block_m * block_n * out +
            stages * 128 * (block_m + block_n);
+}
+
+std::size_t fp8_gemm_stream_k_workspace_bytes(const Fp8GemmConfig& c) {
+    if (!c.stream_k) return 0;
+    return static_cast<std::size_t>(c.num_sms) * (static_cast<std::size_t>(c.block_m) * c.block_n * 4 + 4);
 }
 
 int fp8_gemm_cluster_capacity(int num_sms, int size) {
@@ -244,6 +264,7 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
         if (p.allow_a_multicast && c.block_m > c.block_n && n_blocks >= 2) c.cluster_n = 2;
         else if (m_blocks >= 2) c.cluster_m = 2;
     }
+    c.stream_k = stream_k_pays(p, c, tiles);
     return finish_config(p, c);
 }
 
@@ -295,6 +316,7 @@ Fp8GemmConfig forced_config(const Fp8GemmProblem& p) {
                   " not available for this problem");
     const std::int64_t tiles = p.num_groups * ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n);
     c.num_sms = c.split_k > 1 ? static_cast<int>(tiles * c.split_k) : p.num_sms * c.ctas_per_sm;
+    c.stream_k = stream_k_pays(q, c, tiles);
     return finish_config(q, c);
 }
 

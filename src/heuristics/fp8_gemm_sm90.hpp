@@ -2,6 +2,7 @@
 // (problem, device facts) -> config, so CPU tests check the choices and the legality invariants.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -24,6 +25,7 @@ struct Fp8GemmProblem {
     bool allow_split_k = false;  // dense 1D2D: tiles may be shared along K by the CTAs of a cluster
     bool allow_a_multicast = false;  // dense: pairs along N may share A (cluster_n = 2; rasterized along N)
     bool allow_small_m_box = false;  // dense, opt-in: M <= 32 on 64-row tiles loads A in 16- or 32-row boxes
+    bool allow_stream_k = false;     // dense 1D2D, opt-in: spread a partial last wave over every CTA
     // Tuning override (TESSERA_FP8_CONFIG): when forced_block_m > 0 the search is skipped and this tile, cluster
     // and split are used (stages and the rest still derived); illegal values throw InvalidArgument.
     int forced_block_m = 0, forced_block_n = 0, forced_cluster_m = 1, forced_cluster_n = 1, forced_split_k = 1;
@@ -57,6 +59,7 @@ struct Fp8GemmConfig {
     int store_box_n = 0;
     int ctas_per_sm = 1;  // 2: two CTAs share each SM (num_sms then counts both)
     int load_rows_a = 0;  // rows of A (and of its scales) each stage loads: 0 = block_m; 16 or 32 (allow_small_m_box)
+    bool stream_k = false;  // the last wave's k-blocks spread over every CTA (kernels/tessera/prims/stream_k.cuh)
     int num_threads() const { return 128 * (num_math_warpgroups + 1); }
     std::string describe() const;
 };
@@ -67,6 +70,9 @@ int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, 
 // CTAs that clusters of `size` can keep resident at once on a device with `num_sms` SMs (an estimate: SMs come in
 // GPCs of 16-18, so clusters of 4 leave a few idle; the plan corrects it with the driver's occupancy query).
 int fp8_gemm_cluster_capacity(int num_sms, int size);
+
+// Bytes of the stream-K workspace of a config: one FP32 tile per CTA, then one counter per CTA.
+std::size_t fp8_gemm_stream_k_workspace_bytes(const Fp8GemmConfig& c);
 
 // Whether the accumulators of this tile fit the consumer register budget (possibly with an N split).
 bool fp8_gemm_fits_registers(Fp8GemmMode mode, int block_m, int block_n, int math_warpgroups, int* n_splits = nullptr,

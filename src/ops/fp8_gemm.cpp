@@ -7,6 +7,7 @@
 #include "ops/validate.hpp"
 #include "runtime/tensor_map.hpp"
 #include "tessera/error.hpp"
+#include "tessera/options.hpp"
 #include "tessera/runtime.hpp"
 
 namespace tessera {
@@ -84,8 +85,16 @@ Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const Tensor
 
     const int device = a.device.index;
     const Fp8GemmMode mode = fp32_out ? Fp8GemmMode::k1D1D : Fp8GemmMode::k1D2D;
-    const ops::Fp8PlanKey key{m, n, k, mode, GemmKind::kDense, 1, 0, get_num_sms(), device};
+    ops::Fp8PlanKey key{m, n, k, mode, GemmKind::kDense, 1, 0, get_num_sms(), device};
+    key.stream_k = ops::stream_k_allowed(stream);
     const ops::Fp8Plan& plan = ops::fp8_plan(key, kOp);
+    if (plan.config.stream_k) {
+        // Build the plan a CUDA graph capture of this shape will use now, outside the capture (which may forbid
+        // loading a module): captures plan without stream-K.
+        ops::Fp8PlanKey captured = key;
+        captured.stream_k = false;
+        (void)ops::fp8_plan(captured, kOp);
+    }
     const heuristics::Fp8GemmConfig& c = plan.config;
     using runtime::TmaSwizzle;
     using ops::map_2d;
@@ -115,6 +124,8 @@ Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const Tensor
     params.d = d.data;
     params.ld_d = static_cast<std::uint32_t>(d.stride(0));
     params.num_groups = 1;
+    if (c.stream_k)
+        params.workspace = ops::stream_k_workspace(device, stream, heuristics::fp8_gemm_stream_k_workspace_bytes(c));
     // Split-K kernels own one tile per cluster: the grid must cover every tile exactly.
     TESSERA_ASSERT(c.split_k == 1 || c.num_sms == ceil_div(m, c.block_m) * ceil_div(n, c.block_n) * c.split_k);
     ops::launch_fp8_gemm(*plan.kernel, c, &params, sizeof(params), stream, device);
@@ -124,7 +135,8 @@ Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const Tensor
 std::string fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, Fp8Recipe recipe, int device) {
     TESSERA_CHECK(m > 0 && n > 0 && k > 0, "fp8_gemm_config: expected positive m, n, k, got ", m, ", ", n, ", ", k);
     const Fp8GemmMode mode = recipe == Fp8Recipe::k1D1D ? Fp8GemmMode::k1D1D : Fp8GemmMode::k1D2D;
-    const ops::Fp8PlanKey key{m, n, k, mode, GemmKind::kDense, 1, 0, get_num_sms(), device};
+    ops::Fp8PlanKey key{m, n, k, mode, GemmKind::kDense, 1, 0, get_num_sms(), device};
+    key.stream_k = options().fp8_stream_k;  // the plan of a launch outside graph capture
     return ops::fp8_plan(key, "fp8_gemm_config").config.describe();
 }
 

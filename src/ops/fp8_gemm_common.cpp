@@ -1,10 +1,12 @@
 #include "ops/fp8_gemm_common.hpp"
 
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 
 #include "runtime/device.hpp"
+#include "runtime/driver.hpp"
 #include "runtime/tensor_map.hpp"
 #include "tessera/error.hpp"
 #include "tessera/layout.hpp"
@@ -92,6 +94,7 @@ jit::KernelSpec make_fp8_gemm_spec(const heuristics::Fp8GemmConfig& c, heuristic
     if (c.split_k > 1) spec.set("kSplitK", c.split_k);
     if (c.ctas_per_sm > 1) spec.set("kCtasPerSm", c.ctas_per_sm);
     if (c.load_rows_a > 0) spec.set("kLoadRowsA", c.load_rows_a);
+    if (c.stream_k) spec.set("kStreamK", 1);
     if (options().fp8_math_order >= 0) spec.set("kMathOrder", options().fp8_math_order);
     if (options().fp8_pipeline >= 0) spec.set("kPipelined", options().fp8_pipeline);
     return spec;
@@ -106,7 +109,8 @@ struct Fp8PlanKeyHash {
         h ^= static_cast<std::size_t>(k.k) * 0x94d049bb133111ebULL + (h >> 2);
         h ^= (static_cast<std::size_t>(k.mode) << 1) ^ (static_cast<std::size_t>(k.kind) << 3) ^
              (static_cast<std::size_t>(k.num_groups) << 6) ^ (static_cast<std::size_t>(k.block_m) << 16);
-        return h ^ (static_cast<std::size_t>(k.num_sms) << 26) ^ (static_cast<std::size_t>(k.device) << 40);
+        return h ^ (static_cast<std::size_t>(k.num_sms) << 26) ^ (static_cast<std::size_t>(k.device) << 40) ^
+               (static_cast<std::size_t>(k.stream_k) << 50);
     }
 };
 
@@ -162,6 +166,7 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
     problem.allow_split_k = key.kind == GemmKind::kDense && key.mode == heuristics::Fp8GemmMode::k1D2D;
     problem.allow_a_multicast = key.kind == GemmKind::kDense;
     problem.allow_small_m_box = key.kind == GemmKind::kDense && options().fp8_small_m_box;
+    problem.allow_stream_k = key.kind == GemmKind::kDense && key.stream_k;
     // Tuning sweeps force dense, per-row contiguous (whose BLOCK_M stays the alignment's) and masked plans.
     if ((key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous || key.kind == GemmKind::kMasked) &&
         !options().fp8_config.empty())
@@ -231,6 +236,40 @@ const Fp8Plan& fp8_plan(const Fp8PlanKey& key, const char* op) {
     last_key = key;
     last_plan = &stored;
     return stored;
+}
+
+bool stream_k_allowed(Stream stream) {
+    if (!options().fp8_stream_k) return false;
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    // An error (the legacy stream while another stream captures) also means no stream-K; the launch reports it.
+    return runtime::driver().cuStreamIsCapturing(static_cast<CUstream>(stream), &status) == CUDA_SUCCESS &&
+           status == CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+void* stream_k_workspace(int device, Stream stream, std::size_t bytes) {
+    struct Buffer {
+        CUdeviceptr ptr = 0;
+        std::size_t bytes = 0;
+    };
+    static std::mutex mutex;
+    static std::map<std::pair<int, Stream>, Buffer> buffers;
+    std::lock_guard lock(mutex);
+    Buffer& b = buffers[{device, stream}];
+    if (b.bytes < bytes) {
+        runtime::make_current(device);
+        const auto& drv = runtime::driver();
+        const CUstream s = static_cast<CUstream>(stream);
+        if (b.ptr != 0) {
+            // A launch in flight on this stream may still use the old buffer.
+            TESSERA_CU_CHECK(drv.cuStreamSynchronize(s));
+            TESSERA_CU_CHECK(drv.cuMemFree(b.ptr));
+            b = Buffer{};
+        }
+        TESSERA_CU_CHECK(drv.cuMemAlloc(&b.ptr, bytes));
+        b.bytes = bytes;
+        TESSERA_CU_CHECK(drv.cuMemsetD32Async(b.ptr, 0u, bytes / 4, s));
+    }
+    return reinterpret_cast<void*>(b.ptr);
 }
 
 jit::LaunchConfig fp8_launch_config(const heuristics::Fp8GemmConfig& c, Stream stream, int device) {

@@ -4,6 +4,7 @@
 
 #include <cuda.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -45,8 +46,10 @@ struct alignas(64) Fp8GemmParams {
     std::uint32_t ld_d;
     std::uint32_t num_groups;
     std::uint32_t alignment;
+    void* workspace;  // stream-K partial sums and counters (ops::stream_k_workspace)
 };
 static_assert(sizeof(Fp8GemmParams) == 704, "must match the kernel's BaseParams");
+static_assert(offsetof(Fp8GemmParams, workspace) == 696, "BaseParams::workspace sits in the struct's tail padding");
 
 // Host mirror of Fp8GemmKernel::KGroupedParams for G groups: built as bytes because G is a compile-time constant
 // of the kernel, not of this file.
@@ -82,6 +85,7 @@ struct Fp8PlanKey {
     heuristics::Fp8GemmMode mode;
     GemmKind kind;
     int num_groups, block_m, num_sms, device;
+    bool stream_k = false;  // stream-K may be planned (the option is on and the stream is not capturing a graph)
     bool operator==(const Fp8PlanKey&) const = default;
 };
 struct Fp8Plan {
@@ -98,6 +102,12 @@ heuristics::Fp8GemmConfig choose_buildable_config(heuristics::Fp8GemmProblem& pr
 jit::KernelSpec fp8_spec(const Fp8PlanKey& key, const heuristics::Fp8GemmConfig& c);
 // The heuristic's problem for a key (shared by fp8_plan and the ahead-of-time suites).
 heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes);
+
+// The stream-K workspace of (device, stream), at least `bytes` long, zeroed when allocated (its counters reset
+// themselves after each use). Allocated at first use and kept: launches on one stream are ordered, so they share it.
+void* stream_k_workspace(int device, Stream stream, std::size_t bytes);
+// Whether stream-K may be planned for a launch on `stream`: the option is on and the stream is not capturing.
+bool stream_k_allowed(Stream stream);
 
 // The launch shape of a config: its grid (persistent, or one wave of split-K clusters), block, smem and cluster.
 jit::LaunchConfig fp8_launch_config(const heuristics::Fp8GemmConfig& c, Stream stream, int device);

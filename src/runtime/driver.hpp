@@ -41,6 +41,7 @@ namespace tessera::runtime {
     X(cuStreamCreate)               \
     X(cuStreamDestroy)              \
     X(cuStreamSynchronize)          \
+    X(cuStreamIsCapturing)          \
     X(cuEventCreate)                \
     X(cuEventRecord)                \
     X(cuEventSynchronize)           \

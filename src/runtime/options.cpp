@@ -93,6 +93,7 @@ Options Options::from_env() {
     if (env_first({"TESSERA_FP8_PIPELINE"})) o.fp8_pipeline = env_flag({"TESSERA_FP8_PIPELINE"}, true);
     o.fp8_kgrouped_cluster = env_flag({"TESSERA_FP8_KGROUPED_CLUSTER"}, false);
     o.fp8_small_m_box = env_flag({"TESSERA_FP8_SMALL_M_BOX"}, false);
+    o.fp8_stream_k = env_flag({"TESSERA_FP8_STREAM_K"}, false);
     if (const char* ptxas = env_first({"TESSERA_JIT_PTXAS_OPTIONS"})) o.ptxas_options = ptxas;
     return o;
 }

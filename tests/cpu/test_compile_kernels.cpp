@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include "jit/jit.hpp"
 #include "jit/kernel_catalog.hpp"
@@ -134,27 +136,61 @@ TEST(KernelSource, OnlyTesseraIncludesAreAllowed) {
     EXPECT_EQ(incs[0], "tessera/a.cuh");
 }
 
-// The opt-in short A boxes (TESSERA_FP8_SMALL_M_BOX=1) compile for every dense decode shape of the suite, split-K
-// plans included, without spills, and name their box in the spec.
-TEST(CompileKernels, ShortABoxPlansCompileWithoutSpills) {
+namespace {
+
+// The opt-in plans' kernels: each config built with NVRTC, its spec naming the feature, no spill, no stack frame and
+// no wgmma serialization. False when NVRTC printed no ptxas report here (nothing to check).
+bool opt_in_plans_build_cleanly(const std::vector<std::pair<ops::Fp8PlanKey, heuristics::Fp8GemmProblem>>& plans,
+                                const char* spec_field) {
     const auto cache = test::make_temp_dir("tessera-cache");
     jit::Jit j(test::test_options(cache, CompilerKind::kNvrtc));
+    bool reported = true;
+    for (const auto& [key, problem] : plans) {
+        const heuristics::Fp8GemmConfig c = heuristics::choose_fp8_gemm_config(problem);
+        SCOPED_TRACE(c.describe());
+        const jit::KernelSpec spec = ops::fp8_spec(key, c);
+        EXPECT_NE(spec.describe().find(spec_field), std::string::npos) << spec.describe();
+        const jit::BuildResult r = j.build(spec);
+        const jit::PtxasUsage u = jit::parse_ptxas_usage(r.log);
+        reported = reported && u.registers >= 0;
+        if (u.registers < 0) continue;
+        EXPECT_EQ(u.spill_store_bytes + u.spill_load_bytes + u.stack_frame_bytes, 0) << r.log;
+        EXPECT_EQ(r.log.find("C7514"), std::string::npos) << r.log;
+    }
+    std::filesystem::remove_all(cache);
+    return reported;
+}
+
+}  // namespace
+
+// The opt-in short A boxes (TESSERA_FP8_SMALL_M_BOX=1) compile for every dense decode shape of the suite, split-K
+// plans included, in 16- or 32-row boxes.
+TEST(CompileKernels, ShortABoxPlansCompileWithoutSpills) {
     const std::int64_t nk[][2] = {{2112, 7168}, {576, 7168}, {24576, 1536}, {32768, 512},
                                   {7168, 16384}, {4096, 7168}, {7168, 2048}};
+    std::vector<std::pair<ops::Fp8PlanKey, heuristics::Fp8GemmProblem>> plans;
     for (std::int64_t m : {1, 32})
         for (auto [n, k] : nk) {
             const ops::Fp8PlanKey key{m, n, k, heuristics::Fp8GemmMode::k1D2D, ops::GemmKind::kDense, 1, 0, 132, 0};
             heuristics::Fp8GemmProblem problem = ops::fp8_problem(key, 232448);
             problem.allow_small_m_box = true;
-            const heuristics::Fp8GemmConfig c = heuristics::choose_fp8_gemm_config(problem);
-            SCOPED_TRACE(c.describe());
-            ASSERT_EQ(c.load_rows_a, m <= 16 ? 16 : 32);
-            const jit::KernelSpec spec = ops::fp8_spec(key, c);
-            EXPECT_NE(spec.describe().find("kLoadRowsA="), std::string::npos);
-            const jit::BuildResult r = j.build(spec);
-            const jit::PtxasUsage u = jit::parse_ptxas_usage(r.log);
-            if (u.registers < 0) GTEST_SKIP() << "NVRTC printed no ptxas report on this machine";
-            EXPECT_EQ(u.spill_store_bytes + u.spill_load_bytes + u.stack_frame_bytes, 0) << r.log;
+            ASSERT_EQ(heuristics::choose_fp8_gemm_config(problem).load_rows_a, m <= 16 ? 16 : 32);
+            plans.emplace_back(key, problem);
         }
-    std::filesystem::remove_all(cache);
+    if (!opt_in_plans_build_cleanly(plans, "kLoadRowsA=")) GTEST_SKIP() << "NVRTC printed no ptxas report here";
+}
+
+// The opt-in stream-K plans (TESSERA_FP8_STREAM_K=1) of the suite's M = 4096 rows: their partition state and arrival
+// code sit next to the accumulators (the first builds spilled 4-20 bytes).
+TEST(CompileKernels, StreamKPlansCompileWithoutSpills) {
+    const std::int64_t nk[][2] = {{2112, 7168}, {7168, 16384}, {4096, 7168}, {24576, 1536}, {7168, 2048}};
+    std::vector<std::pair<ops::Fp8PlanKey, heuristics::Fp8GemmProblem>> plans;
+    for (auto [n, k] : nk) {
+        ops::Fp8PlanKey key{4096, n, k, heuristics::Fp8GemmMode::k1D2D, ops::GemmKind::kDense, 1, 0, 132, 0};
+        key.stream_k = true;
+        const heuristics::Fp8GemmProblem problem = ops::fp8_problem(key, 232448);
+        ASSERT_TRUE(heuristics::choose_fp8_gemm_config(problem).stream_k);
+        plans.emplace_back(key, problem);
+    }
+    if (!opt_in_plans_build_cleanly(plans, "kStreamK=1")) GTEST_SKIP() << "NVRTC printed no ptxas report here";
 }

@@ -276,3 +276,31 @@ TEST(Fp8GemmHeuristics, ShortABoxesOnlyWhenAskedForSmallDenseM) {
     }
     EXPECT_EQ(pick(8, true, 4).load_rows_a, 0);  // grouped: rows per group are not known on the host
 }
+
+// Opt-in stream-K (TESSERA_FP8_STREAM_K=1): dense 1D2D problems with at least one whole wave whose last wave leaves
+// a tenth of the workers (CTAs, or multicast pairs) idle or more, and enough k-blocks in it to cover every worker.
+TEST(Fp8GemmHeuristics, StreamKOnlyWhenAskedForAPartialLastWave) {
+    const auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k, bool allow,
+                         Fp8GemmMode mode = Fp8GemmMode::k1D2D) {
+        Fp8GemmProblem p{m, n, k, mode, 132, 232448};
+        p.allow_split_k = mode == Fp8GemmMode::k1D2D;
+        p.allow_a_multicast = true;
+        p.allow_stream_k = allow;
+        return choose_fp8_gemm_config(p);
+    };
+    EXPECT_FALSE(pick(4096, 2112, 7168, false).stream_k);
+    for (auto [m, n, k, expected] : {std::tuple<std::int64_t, std::int64_t, std::int64_t, bool>{4096, 2112, 7168, true},
+                                     {4096, 7168, 16384, true},   // 448 pairs on 66 clusters: 52 left
+                                     {4096, 4096, 7168, true},    // 256 pairs: 58 left (88 % of a wave)
+                                     {4096, 32768, 512, false},   // 2048 pairs: 2 left, 8 k-blocks for 66 clusters
+                                     {4096, 576, 7168, false},    // under one wave
+                                     {1, 7168, 16384, false}}) {  // decode: split-K's
+        const Fp8GemmConfig c = pick(m, n, k, true);
+        SCOPED_TRACE(testing::Message() << m << "x" << n << "x" << k << ": " << c.describe());
+        EXPECT_EQ(c.stream_k, expected);
+        EXPECT_EQ(c.describe().find("stream-K") != std::string::npos, expected);
+        EXPECT_EQ(fp8_gemm_stream_k_workspace_bytes(c),
+                  expected ? static_cast<std::size_t>(c.num_sms) * (c.block_m * c.block_n * 4 + 4) : 0u);
+    }
+    EXPECT_FALSE(pick(7168, 4096, 16384, true, Fp8GemmMode::k1D1D).stream_k);  // 1D1D: not yet
+}

@@ -100,7 +100,64 @@ def test_short_a_boxes_opt_in():
     import sys
     env = dict(os.environ, TESSERA_FP8_SMALL_M_BOX="1")
     script = SHORT_A_BOXES.format(tests=os.path.dirname(os.path.abspath(__file__)))
-    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stdout + out.stderr
+
+
+STREAM_K = """
+import sys
+sys.path.insert(0, {tests!r})
+import torch
+import test_fp8_gemm_gpu as t
+from tessera.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
+torch.manual_seed(0)
+dev = torch.cuda.current_device()
+# The suite row (128x192 pairs, B multicast), M and K with partial blocks, an odd tile count (the last pair's second
+# tile missing), 256x128 pairs along N (A multicast) with partial M and N, and a last wave of 58 of 66 pairs.
+for m, n, k in ((4096, 2112, 7168), (2500, 2112, 4000), (2432, 2112, 4000), (1300, 5000, 1536), (4096, 4096, 7168)):
+    config = t.tessera._C.fp8_gemm_config(m, n, k, 0, dev)
+    assert "stream-K" in config, (m, n, k, config)
+    for _ in range(2):  # the second call finds the arrival counters reset by the first
+        t.check_1d2d(m, n, k)
+# Two streams in flight at once (a workspace each), and a CUDA graph (captured without stream-K) replayed.
+m, n, k = 2500, 2112, 4000
+a, b = torch.randn(m, k, device="cuda"), torch.randn(n, k, device="cuda")
+a8, sfa = per_token_cast_to_fp8(a, use_ue8m0=False)
+b8, sfb = per_block_cast_to_fp8(b, use_ue8m0=False)
+ref = None
+outs = []
+streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+for s in streams:
+    with torch.cuda.stream(s):
+        d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        t.tessera.fp8_gemm_nt((a8, sfa), (b8, sfb), d)
+        outs.append(d)
+torch.cuda.synchronize()
+assert torch.equal(outs[0], outs[1]) and not torch.isnan(outs[0]).any()
+d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    t.tessera.fp8_gemm_nt((a8, sfa), (b8, sfb), d)
+d.fill_(float("nan"))
+g.replay()
+torch.cuda.synchronize()
+assert not torch.isnan(d).any()
+assert t.calc_diff(d, outs[0]) < 1e-5, "the captured (unsplit) plan differs from the stream-K one"
+print("ok")
+"""
+
+
+def test_stream_k_opt_in():
+    """TESSERA_FP8_STREAM_K=1 (read once per process, so a child runs it): dense plans whose last wave is partial
+    spread it over every CTA; owners add the other CTAs' partial sums. Correct on edge shapes, twice in a row, on two
+    streams at once, and under CUDA graph capture (which plans without stream-K)."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, TESSERA_FP8_STREAM_K="1")
+    script = STREAM_K.format(tests=os.path.dirname(os.path.abspath(__file__)))
+    # A lost arrival would spin an owner forever: a time limit turns that into a failure, not a hung suite.
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and "ok" in out.stdout, out.stdout + out.stderr
 
 

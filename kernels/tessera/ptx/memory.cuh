@@ -78,4 +78,33 @@ TESSERA_DEVICE void red_global_add(float* ptr, float x) {
     asm volatile("red.global.add.f32 [%0], %1;" ::"l"(ptr), "f"(x) : "memory");
 }
 
+// Stream-K partial sums in global memory: written by one CTA, read by another within the same kernel, so both sides
+// go through L2 (.cg), not the non-coherent or L1 paths.
+TESSERA_DEVICE void st_global_cg_v4(float* ptr, float x, float y, float z, float w) {
+    asm volatile("st.global.cg.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(ptr), "f"(x), "f"(y), "f"(z), "f"(w) : "memory");
+}
+// x..w += the float4 at ptr, in one asm block: its four temporaries die inside it, which keeps a gather of many
+// float4s from holding all of them in registers at once.
+TESSERA_DEVICE void add_global_cg_v4(const float* ptr, float& x, float& y, float& z, float& w) {
+    asm volatile(
+        "{\n.reg .f32 a, b, c, d;\n"
+        "ld.global.cg.v4.f32 {a, b, c, d}, [%4];\n"
+        "add.f32 %0, %0, a;\nadd.f32 %1, %1, b;\nadd.f32 %2, %2, c;\nadd.f32 %3, %3, d;\n}"
+        : "+f"(x), "+f"(y), "+f"(z), "+f"(w)
+        : "l"(ptr)
+        : "memory");
+}
+// Arrival counters: a release add after the partial sums, an acquire read before the owner reads them.
+TESSERA_DEVICE void red_release_gpu_add(uint32_t* ptr, uint32_t x) {
+    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(ptr), "r"(x) : "memory");
+}
+TESSERA_DEVICE uint32_t ld_acquire_gpu(const uint32_t* ptr) {
+    uint32_t x;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(x) : "l"(ptr) : "memory");
+    return x;
+}
+TESSERA_DEVICE void st_relaxed_gpu(uint32_t* ptr, uint32_t x) {
+    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(ptr), "r"(x) : "memory");
+}
+
 }  // namespace tessera::ptx

@@ -121,6 +121,12 @@ constexpr int ctas_per_sm() {  // 2: two CTAs share each SM (one consumer warpgr
 }
 
 template <class C>
+constexpr bool stream_k() {  // dense: the partial last wave is spread over every CTA (prims/stream_k.cuh)
+    if constexpr (requires { C::kStreamK; }) return C::kStreamK != 0;
+    else return false;
+}
+
+template <class C>
 constexpr int load_rows_a() {  // rows of A and SFA each stage's TMA boxes carry (dense M <= 32: 16 or 32)
     if constexpr (requires { C::kLoadRowsA; }) return C::kLoadRowsA;
     else return C::kBlockM;
@@ -144,6 +150,7 @@ struct Fp8GemmKernel {
     static constexpr int kSplitK = fp8_gemm_detail::split_k<Config>();
     static constexpr bool kSplit = kSplitK > 1;
     static constexpr int kClusterCtas = kClusterSize * kSplitK;  // the launch's cluster size
+    static constexpr bool kStreamK = fp8_gemm_detail::stream_k<Config>();
     static constexpr bool kRasterAlongM = fp8_gemm_detail::raster_along_m<Config>();
     static constexpr prims::GemmKind kKind = fp8_gemm_detail::gemm_kind<Config>();
     static constexpr bool kMGrouped = kKind == prims::kContiguous || kKind == prims::kPsum || kKind == prims::kMasked;
@@ -199,8 +206,9 @@ struct Fp8GemmKernel {
     static constexpr int kTileKb =
         Config::kShapeK == kDynamic ? 0 : ceil_div(ceil_div(static_cast<int>(Config::kShapeK), 128), kSplitK);
     // 256-row tiles keep the loads: their two waves already hide them, and the registers cost them 1 % (v9).
+    // Stream-K kernels keep the loads too: their partition state needs the registers (the 128x192 kernel spilled).
     static constexpr int kSbRegs =
-        !kIs1D1D && kBlockM < 256 && kTileKb > 0 && kTileKb <= 128 ? ceil_div(kTileKb, 32) : 0;
+        !kIs1D1D && kBlockM < 256 && !kStreamK && kTileKb > 0 && kTileKb <= 128 ? ceil_div(kTileKb, 32) : 0;
 
     static constexpr int kOutBytes = kIs1D1D ? 4 : 2;
     using OutTile = prims::SwizzledOutputTile<kBlockN, kBlockM, kOutBytes>;
@@ -230,6 +238,7 @@ struct Fp8GemmKernel {
         kNumMathWarpgroups == 2 && !kPipelined && (kNumWaves == 2 || (kIs1D1D && kNumStages >= 4)) &&
         fp8_gemm_detail::math_order<Config>();
     static constexpr uint32_t kTurnBarrierBase = 3;
+    static constexpr uint32_t kStreamKBarrier = 5;  // every consumer thread, around the stream-K arrivals
     // Serial mainloop: release a stage after the next k-block's first wgmma issue instead of between the stage's last
     // wgmma wait and its promotion, which takes the release off the wait-to-issue path (H200: 256x128 1-2 % faster
     // at M = 4096, 128x192 4 stages 1 %). The refill then starts one promotion later, which short k-blocks on a
@@ -250,6 +259,7 @@ struct Fp8GemmKernel {
         uint32_t ld_d;                 // D row stride in elements
         uint32_t num_groups;
         uint32_t alignment;            // psum: rows a group start is aligned to
+        void* workspace;               // stream-K: [grid][kBlockM * kBlockN] fp32 partials, then uint32 counters
     };
     // k-grouped: A_g [M, k_g] and B_g [N, k_g] are separate row-major blocks, so each group has its own maps.
     struct KGroupedParams : BaseParams {
@@ -315,9 +325,12 @@ struct Fp8GemmKernel {
     static_assert(!kSplit || (kKind == prims::kDense && !kIs1D1D && kClusterSize == 1),
                   "split-K: dense 1D2D without multicast");
     static_assert(Config::kNumSMs % kClusterCtas == 0, "the grid must be whole clusters");
+    static_assert(!kStreamK || (kKind == prims::kDense && !kSplit && kCtasPerSm == 1),
+                  "stream-K: dense, without split-K, one CTA per SM (every CTA resident: owners spin on arrivals)");
 
     using Scheduler =
-        prims::GemmScheduler<kKind, kBlockM, kBlockN, Config::kGroupSize, kClusterSize, kRasterAlongM, kSplitK>;
+        prims::GemmScheduler<kKind, kBlockM, kBlockN, Config::kGroupSize, kClusterSize, kRasterAlongM, kSplitK,
+                             kStreamK>;
     using Ring = prims::RingState<kNumStages>;
     using Epilogue = Fp8GemmEpilogue<Fp8GemmKernel>;  // tile stores and the split-K reduction (fp8_gemm_epilogue.cuh)
 
@@ -768,22 +781,35 @@ struct Fp8GemmKernel {
                 }
             }
             TESSERA_TIMELINE_LAST(kMainloopDone, row0 == 0 && lane == 0);
+            if constexpr (kStreamK) {
+                const prims::StreamKTag tag = scheduler.sk_tag;
+                if (tag.role() == prims::StreamKTag::kContributor) {
+                    Epilogue::stream_k_contribute(p, acc, tag);
+                    continue;  // the owner stores the tile
+                }
+                if (tag.role() == prims::StreamKTag::kOwner && tag.count() > 0)
+                    Epilogue::stream_k_gather(p, acc, tag);
+            }
+            // Stream-K kernels take the warp index afresh here (threadIdx.x is free to read), so that it need not
+            // survive their mainloop in a register: with the stream-K code, the 256x128 kernels spilled it.
+            const uint32_t ewarp = kStreamK ? (threadIdx.x / 32) % 4 : warp;
             if constexpr (kKind == prims::kContiguous) {
-                if (tile.row_mask) Epilogue::mask_padding_rows(p, acc, tile, wg, warp, lane);
+                if (tile.row_mask) Epilogue::mask_padding_rows(p, acc, tile, wg, ewarp, lane);
             }
             if constexpr (kSplit) {
-                Epilogue::reduce_split_k(p, smem, acc, tile, wg, warp, lane);
+                Epilogue::reduce_split_k(p, smem, acc, tile, wg, ewarp, lane);
                 break;  // one tile per cluster (the host launches tiles * kSplitK CTAs)
             } else if (tile.valid_rows == kBlockM) {
-                Epilogue::store_tile(p, smem, acc, tile, wg, warp, lane);
+                Epilogue::store_tile(p, smem, acc, tile, wg, ewarp, lane);
             } else {
-                Epilogue::store_rows_direct(p, acc, tile, wg, warp, lane);
+                Epilogue::store_rows_direct(p, acc, tile, wg, ewarp, lane);
             }
             TESSERA_TIMELINE_LAST(kStoreIssued, row0 == 0 && lane == 0);
         }
         // Warpgroup 1 granted one more turn than warpgroup 0 takes: take it, so no barrier is left half-arrived.
         if (kOrderedMath && wg == 0) ptx::named_barrier_sync(kTurnBarrierBase, 256);
-        if (warp == 0) ptx::bulk_wait_group<0>();  // the last stores complete before the CTA (and its smem) retires
+        // the last stores complete before the CTA (and its smem) retires
+        if ((kStreamK ? (threadIdx.x / 32) % 4 : warp) == 0) ptx::bulk_wait_group<0>();
         TESSERA_TIMELINE_LAST(kExit, row0 == 0 && lane == 0);
     }
     // ---------------------------------------------------------------------------------------------------------------

@@ -26,6 +26,8 @@ struct Fp8GemmEpilogue {
     static constexpr int kSplitK = K::kSplitK;
     static constexpr int kNumMathThreads = K::kNumMathThreads;
     static constexpr uint32_t kEpilogueBarrierBase = K::kEpilogueBarrierBase;
+    static constexpr uint32_t kStreamKBarrier = K::kStreamKBarrier;
+    static constexpr int kClusterSize = K::kClusterSize;
 
     TESSERA_DEVICE static uint32_t shape_m(const Params& p) { return K::shape_m(p); }
     TESSERA_DEVICE static uint32_t shape_n(const Params& p) { return K::shape_n(p); }
@@ -175,6 +177,59 @@ struct Fp8GemmEpilogue {
         ptx::cluster_wait();
     }
 
+    // Stream-K. A contribution (a piece that does not hold its tile's first k-block) writes its partial sums to the
+    // workspace slot of its CTA, in fragment order [wave][chunk][consumer thread] float4 (coalesced), and then bumps
+    // the tile's counter: every consumer thread's stores precede the barrier, and one thread's release add after it
+    // publishes them all (the release is cumulative over what the barrier ordered before it). The owner, whose
+    // pieces of a tile always come last in its range, waits for the count with an acquire read, resets the counter
+    // for the next launch, and adds the partials in slot order (deterministic) before its normal store. Every CTA is
+    // resident (one per SM, grid = SMs), so the spin cannot wait on a CTA that has not started.
+    static constexpr int kChunks = kBlockN / 8;
+    TESSERA_DEVICE static float* stream_k_slot(const Params& p, uint32_t slot, int w, int c, uint32_t thread) {
+        return static_cast<float*>(p.workspace) + static_cast<uint64_t>(slot) * (kBlockM * kBlockN) +
+               ((w * kChunks + c) * kNumMathThreads + thread) * 4;
+    }
+    TESSERA_DEVICE static uint32_t* stream_k_counter(const Params& p, uint32_t index) {
+        return reinterpret_cast<uint32_t*>(static_cast<float*>(p.workspace) +
+                                           static_cast<uint64_t>(gridDim.x) * (kBlockM * kBlockN)) +
+               index;
+    }
+
+    // (The consumers are threads [0, kNumMathThreads); reading threadIdx.x here keeps the warp index, which the
+    // mainloop does not need, out of the registers that must survive it.)
+    TESSERA_DEVICE static void stream_k_contribute(const Params& p, const float (&acc)[kNumWaves][kFinalRegs],
+                                                   const prims::StreamKTag& tag) {
+        const uint32_t thread = threadIdx.x;
+#pragma unroll
+        for (int w = 0; w < kNumWaves; ++w)
+#pragma unroll
+            for (int c = 0; c < kChunks; ++c)
+                ptx::st_global_cg_v4(stream_k_slot(p, tag.slot(), w, c, thread), acc[w][c * 4],
+                                     acc[w][c * 4 + 1], acc[w][c * 4 + 2], acc[w][c * 4 + 3]);
+        ptx::named_barrier_sync(kStreamKBarrier, kNumMathThreads);
+        if (thread == 0) ptx::red_release_gpu_add(stream_k_counter(p, tag.counter()), 1u);
+    }
+
+    TESSERA_DEVICE static void stream_k_gather(const Params& p, float (&acc)[kNumWaves][kFinalRegs],
+                                               const prims::StreamKTag& tag) {
+        const uint32_t thread = threadIdx.x;
+        if (thread == 0) {
+            uint32_t* counter = stream_k_counter(p, tag.counter());
+            while (ptx::ld_acquire_gpu(counter) < tag.count()) __nanosleep(64);  // the contributions usually are in
+            ptx::st_relaxed_gpu(counter, 0u);
+        }
+        ptx::named_barrier_sync(kStreamKBarrier, kNumMathThreads);
+#pragma unroll 1
+        for (uint32_t i = 0; i < tag.count(); ++i) {
+            const uint32_t slot = tag.slot() + i * kClusterSize;
+#pragma unroll
+            for (int w = 0; w < kNumWaves; ++w)
+#pragma unroll
+                for (int c = 0; c < kChunks; ++c)
+                    ptx::add_global_cg_v4(stream_k_slot(p, slot, w, c, thread), acc[w][c * 4], acc[w][c * 4 + 1],
+                                          acc[w][c * 4 + 2], acc[w][c * 4 + 3]);
+        }
+    }
 };
 
 }  // namespace tessera::sm90
