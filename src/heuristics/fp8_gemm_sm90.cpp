@@ -173,7 +173,10 @@ int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, 
 
 std::size_t fp8_gemm_stream_k_workspace_bytes(const Fp8GemmConfig& c) {
     if (!c.stream_k) return 0;
-    return static_cast<std::size_t>(c.num_sms) * (static_cast<std::size_t>(c.block_m) * c.block_n * 4 + 4);
+    // Mirrors the kernel's layout (Fp8GemmEpilogue::stream_k_slot): counters for align(grid, 64) CTAs, then one FP32
+    // tile per CTA.
+    return static_cast<std::size_t>(align_up(c.num_sms, 64)) * 4 +
+           static_cast<std::size_t>(c.num_sms) * c.block_m * c.block_n * 4;
 }
 
 int fp8_gemm_cluster_capacity(int num_sms, int size) {

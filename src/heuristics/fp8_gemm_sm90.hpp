@@ -71,7 +71,7 @@ int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, 
 // GPCs of 16-18, so clusters of 4 leave a few idle; the plan corrects it with the driver's occupancy query).
 int fp8_gemm_cluster_capacity(int num_sms, int size);
 
-// Bytes of the stream-K workspace of a config: one FP32 tile per CTA, then one counter per CTA.
+// Bytes of the stream-K workspace of a config: one counter per CTA (padded to 64), then one FP32 tile per CTA.
 std::size_t fp8_gemm_stream_k_workspace_bytes(const Fp8GemmConfig& c);
 
 // Whether the accumulators of this tile fit the consumer register budget (possibly with an N split).

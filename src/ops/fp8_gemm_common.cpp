@@ -256,18 +256,14 @@ void* stream_k_workspace(int device, Stream stream, std::size_t bytes) {
     std::lock_guard lock(mutex);
     Buffer& b = buffers[{device, stream}];
     if (b.bytes < bytes) {
+        // A larger tile needs a larger buffer. The old one is kept, not freed: a launch already enqueued, or about
+        // to be by another thread that took its pointer, may still use it (at most a few per stream, ever).
         runtime::make_current(device);
         const auto& drv = runtime::driver();
-        const CUstream s = static_cast<CUstream>(stream);
-        if (b.ptr != 0) {
-            // A launch in flight on this stream may still use the old buffer.
-            TESSERA_CU_CHECK(drv.cuStreamSynchronize(s));
-            TESSERA_CU_CHECK(drv.cuMemFree(b.ptr));
-            b = Buffer{};
-        }
-        TESSERA_CU_CHECK(drv.cuMemAlloc(&b.ptr, bytes));
-        b.bytes = bytes;
-        TESSERA_CU_CHECK(drv.cuMemsetD32Async(b.ptr, 0u, bytes / 4, s));
+        CUdeviceptr ptr = 0;
+        TESSERA_CU_CHECK(drv.cuMemAlloc(&ptr, bytes));
+        TESSERA_CU_CHECK(drv.cuMemsetD32Async(ptr, 0u, bytes / 4, static_cast<CUstream>(stream)));
+        b = Buffer{ptr, bytes};
     }
     return reinterpret_cast<void*>(b.ptr);
 }

@@ -104,7 +104,8 @@ jit::KernelSpec fp8_spec(const Fp8PlanKey& key, const heuristics::Fp8GemmConfig&
 heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes);
 
 // The stream-K workspace of (device, stream), at least `bytes` long, zeroed when allocated (its counters reset
-// themselves after each use). Allocated at first use and kept: launches on one stream are ordered, so they share it.
+// themselves after each use). Allocated at first use and kept (also when outgrown): launches on one stream are
+// ordered, so they share it.
 void* stream_k_workspace(int device, Stream stream, std::size_t bytes);
 // Whether stream-K may be planned for a launch on `stream`: the option is on and the stream is not capturing.
 bool stream_k_allowed(Stream stream);

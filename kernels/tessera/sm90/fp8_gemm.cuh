@@ -151,6 +151,7 @@ struct Fp8GemmKernel {
     static constexpr bool kSplit = kSplitK > 1;
     static constexpr int kClusterCtas = kClusterSize * kSplitK;  // the launch's cluster size
     static constexpr bool kStreamK = fp8_gemm_detail::stream_k<Config>();
+    static constexpr int kNumSMs = Config::kNumSMs;  // the persistent grid
     static constexpr bool kRasterAlongM = fp8_gemm_detail::raster_along_m<Config>();
     static constexpr prims::GemmKind kKind = fp8_gemm_detail::gemm_kind<Config>();
     static constexpr bool kMGrouped = kKind == prims::kContiguous || kKind == prims::kPsum || kKind == prims::kMasked;
@@ -259,7 +260,7 @@ struct Fp8GemmKernel {
         uint32_t ld_d;                 // D row stride in elements
         uint32_t num_groups;
         uint32_t alignment;            // psum: rows a group start is aligned to
-        void* workspace;               // stream-K: [grid][kBlockM * kBlockN] fp32 partials, then uint32 counters
+        void* workspace;               // stream-K: uint32 counters (align(grid, 64)), then [grid][kBlockM*kBlockN] fp32
     };
     // k-grouped: A_g [M, k_g] and B_g [N, k_g] are separate row-major blocks, so each group has its own maps.
     struct KGroupedParams : BaseParams {

@@ -185,14 +185,16 @@ struct Fp8GemmEpilogue {
     // for the next launch, and adds the partials in slot order (deterministic) before its normal store. Every CTA is
     // resident (one per SM, grid = SMs), so the spin cannot wait on a CTA that has not started.
     static constexpr int kChunks = kBlockN / 8;
+    // Workspace layout: the counters first, at the same place for every tile shape (a stream's launches share the
+    // buffer, and the counters are the part that must read zero at each launch's start), padded to 256 bytes; then
+    // one FP32 tile per CTA.
+    static constexpr uint32_t kStreamKCounterWords = align_up(static_cast<uint32_t>(K::kNumSMs), 64u);
     TESSERA_DEVICE static float* stream_k_slot(const Params& p, uint32_t slot, int w, int c, uint32_t thread) {
-        return static_cast<float*>(p.workspace) + static_cast<uint64_t>(slot) * (kBlockM * kBlockN) +
-               ((w * kChunks + c) * kNumMathThreads + thread) * 4;
+        return static_cast<float*>(p.workspace) + kStreamKCounterWords +
+               static_cast<uint64_t>(slot) * (kBlockM * kBlockN) + ((w * kChunks + c) * kNumMathThreads + thread) * 4;
     }
     TESSERA_DEVICE static uint32_t* stream_k_counter(const Params& p, uint32_t index) {
-        return reinterpret_cast<uint32_t*>(static_cast<float*>(p.workspace) +
-                                           static_cast<uint64_t>(gridDim.x) * (kBlockM * kBlockN)) +
-               index;
+        return static_cast<uint32_t*>(p.workspace) + index;
     }
 
     // (The consumers are threads [0, kNumMathThreads); reading threadIdx.x here keeps the warp index, which the
