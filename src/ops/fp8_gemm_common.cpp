@@ -218,6 +218,17 @@ const Fp8Plan& fp8_plan(const Fp8PlanKey& key, const char* op) {
     const auto build = [&](const heuristics::Fp8GemmConfig& c) { plan.kernel = &jit::jit().get(fp8_spec(key, c)); };
     for (int attempt = 0;; ++attempt) {
         plan.config = choose_buildable_config(problem, build);
+        if (const heuristics::Fp8GemmConfig& c = plan.config; c.stream_k && c.cluster_m * c.cluster_n > 1) {
+            // Stream-K owners wait for other CTAs' contributions, so every CTA must be resident at once: where the
+            // driver fits fewer pairs (a GPC with an odd SM count leaves one SM without a peer), plan without it.
+            // (Without clusters, one CTA per SM on a grid of SMs is always resident.)
+            const int resident = c.cluster_m * c.cluster_n *
+                                 plan.kernel->max_active_clusters(fp8_launch_config(c, nullptr, key.device));
+            if (resident < c.num_sms && attempt == 0) {
+                problem.allow_stream_k = false;
+                continue;
+            }
+        }
         const int split = plan.config.split_k;
         if (split == 1 || attempt > 0) break;
         // A split-K plan assumes all its clusters are resident at once; where the driver says fewer fit, plan again

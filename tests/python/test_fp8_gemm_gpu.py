@@ -118,7 +118,8 @@ dev = torch.cuda.current_device()
 for m, n, k in ((4096, 2112, 7168), (2500, 2112, 4000), (2432, 2112, 4000), (1300, 5000, 1536), (4096, 4096, 7168),
                 (2500, 2112, 4000)):
     config = t.tessera._C.fp8_gemm_config(m, n, k, 0, dev)
-    assert "stream-K" in config, (m, n, k, config)
+    # (The planner drops stream-K where the driver cannot keep every pair of the grid resident at once.)
+    assert "stream-K" in config, ("stream-K not planned (pairs not all resident?)", m, n, k, config)
     for _ in range(2):  # the second call finds the arrival counters reset by the first
         t.check_1d2d(m, n, k)
 # Two streams in flight at once (a workspace each), and a CUDA graph (captured without stream-K) replayed.
