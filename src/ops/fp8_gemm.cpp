@@ -88,13 +88,6 @@ Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const Tensor
     ops::Fp8PlanKey key{m, n, k, mode, GemmKind::kDense, 1, 0, get_num_sms(), device};
     key.stream_k = ops::stream_k_allowed(stream);
     const ops::Fp8Plan& plan = ops::fp8_plan(key, kOp);
-    if (plan.config.stream_k) {
-        // Build the plan a CUDA graph capture of this shape will use now, outside the capture (which may forbid
-        // loading a module): captures plan without stream-K.
-        ops::Fp8PlanKey captured = key;
-        captured.stream_k = false;
-        (void)ops::fp8_plan(captured, kOp);
-    }
     const heuristics::Fp8GemmConfig& c = plan.config;
     using runtime::TmaSwizzle;
     using ops::map_2d;

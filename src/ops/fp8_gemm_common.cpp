@@ -237,6 +237,13 @@ const Fp8Plan& fp8_plan(const Fp8PlanKey& key, const char* op) {
         if (resident >= plan.config.num_sms) break;
         problem.cluster_ctas[split == 2 ? 1 : split == 4 ? 2 : 3] = resident > 0 ? resident : -1;
     }
+    if (plan.config.stream_k) {
+        // A CUDA graph capture of this shape plans without stream-K: build that plan now, outside any capture
+        // (which may forbid loading a module), once per shape rather than on every call.
+        Fp8PlanKey captured = key;
+        captured.stream_k = false;
+        (void)fp8_plan(captured, op);
+    }
     if (options().print_configs)
         std::fprintf(stderr, "[tessera] %s m=%lld n=%lld k=%lld groups=%d %s: %s\n", op,
                      static_cast<long long>(key.m), static_cast<long long>(key.n), static_cast<long long>(key.k),
