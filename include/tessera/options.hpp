@@ -37,16 +37,17 @@ struct Options {
     // with B multicast, as dense 1D1D does, where every group's tile count is even (both CTAs of a pair then stay in
     // one group and walk equal k-block counts). Off until it has been measured (docs/perf/fp8_grouped.md v4).
     bool fp8_kgrouped_cluster = false;
-    // Experiment (TESSERA_FP8_SMALL_M_BOX=1): a dense problem of at most 32 rows on 64-row tiles loads A and its scales
-    // in boxes of 16 or 32 rows instead of 64 (the wgmma still reads 64 rows of shared memory; the rows it computes
-    // past the box are never stored). DeepGEMM does so to spare the TMA the out-of-bounds rows. Off until measured
-    // (docs/perf/fp8_gemm.md v10).
-    bool fp8_small_m_box = false;
+    // Short A boxes (TESSERA_FP8_SMALL_M_BOX = 0, 16 or 32; 1 means 32): a dense problem of at most this many rows on
+    // 64-row tiles loads A and its scales in boxes of 16 (M <= 16) or 32 rows instead of 64 (the wgmma still reads 64
+    // rows of shared memory; the rows it computes past the box are never stored), sparing the TMA the out-of-bounds
+    // rows. 16 by default: measured 1-2.5 % faster on five of the seven M = 1 suite rows and never slower
+    // (docs/perf/fp8_gemm.md v11); the 32-row boxes of M = 17..32 are not measured yet.
+    int fp8_small_m_box = 16;
     // Experiment (TESSERA_FP8_STREAM_K=1): a dense 1D2D problem whose last wave leaves at least a tenth of the SMs
     // idle runs its whole waves as usual and spreads the last wave's k-blocks evenly over every CTA, the owner of
     // each such tile adding the others' partial sums from a workspace (one per device and stream, allocated at first
     // use, zeroed once). Not used while the stream is being captured into a CUDA graph (a replay elsewhere could
-    // share the workspace with a launch in flight). Off until measured (docs/perf/fp8_gemm.md v10).
+    // share the workspace with a launch in flight). Measured slower on every M = 4096 suite row (docs/perf/fp8_gemm.md v11).
     bool fp8_stream_k = false;
     // Launch
     bool pdl = false;             // programmatic dependent launch attribute

@@ -284,7 +284,7 @@ Fp8GemmConfig finish_config(const Fp8GemmProblem& p, Fp8GemmConfig c) {
     c.smem_bytes = fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, c.num_stages, c.split_k);
     store_layout(p.mode, c.block_n, &c.swizzle_d_bytes, &c.store_box_n);
     // The stage layout keeps 64 rows of A (the wgmma reads them all); only the box shrinks.
-    if (p.allow_small_m_box && p.num_groups == 1 && c.block_m == 64 && p.m <= 32) c.load_rows_a = p.m <= 16 ? 16 : 32;
+    if (p.num_groups == 1 && c.block_m == 64 && p.m <= p.small_m_box_rows) c.load_rows_a = p.m <= 16 ? 16 : 32;
     return c;
 }
 

@@ -24,7 +24,7 @@ struct Fp8GemmProblem {
     int reserved_regs = 32;      // consumer registers outside the accumulators (48 for kinds that walk groups)
     bool allow_split_k = false;  // dense 1D2D: tiles may be shared along K by the CTAs of a cluster
     bool allow_a_multicast = false;  // dense: pairs along N may share A (cluster_n = 2; rasterized along N)
-    bool allow_small_m_box = false;  // dense, opt-in: M <= 32 on 64-row tiles loads A in 16- or 32-row boxes
+    int small_m_box_rows = 0;  // dense: M <= this (16 or 32) on 64-row tiles loads A in 16- or 32-row boxes
     bool allow_stream_k = false;     // dense 1D2D, opt-in: spread a partial last wave over every CTA
     // Tuning override (TESSERA_FP8_CONFIG): when forced_block_m > 0 the search is skipped and this tile, cluster
     // and split are used (stages and the rest still derived); illegal values throw InvalidArgument.
@@ -58,7 +58,7 @@ struct Fp8GemmConfig {
     int swizzle_d_bytes = 0;  // the D store swizzle the kernel will use (mirrors the kernel's rule)
     int store_box_n = 0;
     int ctas_per_sm = 1;  // 2: two CTAs share each SM (num_sms then counts both)
-    int load_rows_a = 0;  // rows of A (and of its scales) each stage loads: 0 = block_m; 16 or 32 (allow_small_m_box)
+    int load_rows_a = 0;  // rows of A (and of its scales) each stage loads: 0 = block_m; 16 or 32 (small_m_box_rows)
     bool stream_k = false;  // the last wave's k-blocks spread over every CTA (kernels/tessera/prims/stream_k.cuh)
     int num_threads() const { return 128 * (num_math_warpgroups + 1); }
     std::string describe() const;

@@ -165,7 +165,7 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
     problem.reserved_regs = key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous ? 32 : 48;
     problem.allow_split_k = key.kind == GemmKind::kDense && key.mode == heuristics::Fp8GemmMode::k1D2D;
     problem.allow_a_multicast = key.kind == GemmKind::kDense;
-    problem.allow_small_m_box = key.kind == GemmKind::kDense && options().fp8_small_m_box;
+    problem.small_m_box_rows = key.kind == GemmKind::kDense ? options().fp8_small_m_box : 0;
     problem.allow_stream_k = key.kind == GemmKind::kDense && key.stream_k;
     // Tuning sweeps force dense, per-row contiguous (whose BLOCK_M stays the alignment's) and masked plans.
     if ((key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous || key.kind == GemmKind::kMasked) &&

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 #include <mutex>
 
 #include "tessera/error.hpp"
@@ -92,7 +93,12 @@ Options Options::from_env() {
     if (env_first({"TESSERA_FP8_MATH_ORDER"})) o.fp8_math_order = env_flag({"TESSERA_FP8_MATH_ORDER"}, true);
     if (env_first({"TESSERA_FP8_PIPELINE"})) o.fp8_pipeline = env_flag({"TESSERA_FP8_PIPELINE"}, true);
     o.fp8_kgrouped_cluster = env_flag({"TESSERA_FP8_KGROUPED_CLUSTER"}, false);
-    o.fp8_small_m_box = env_flag({"TESSERA_FP8_SMALL_M_BOX"}, false);
+    if (const char* rows = env_first({"TESSERA_FP8_SMALL_M_BOX"})) {
+        const std::string v(rows);
+        TESSERA_CHECK(v == "0" || v == "1" || v == "16" || v == "32",
+                      "environment variable TESSERA_FP8_SMALL_M_BOX: expected 0, 16 or 32 (1 means 32), got '", v, "'");
+        o.fp8_small_m_box = v == "1" ? 32 : std::stoi(v);
+    }
     o.fp8_stream_k = env_flag({"TESSERA_FP8_STREAM_K"}, false);
     if (const char* ptxas = env_first({"TESSERA_JIT_PTXAS_OPTIONS"})) o.ptxas_options = ptxas;
     return o;

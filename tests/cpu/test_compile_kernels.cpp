@@ -163,7 +163,7 @@ bool opt_in_plans_build_cleanly(const std::vector<std::pair<ops::Fp8PlanKey, heu
 
 }  // namespace
 
-// The opt-in short A boxes (TESSERA_FP8_SMALL_M_BOX=1) compile for every dense decode shape of the suite, split-K
+// The short A boxes (16 rows by default, 32 with TESSERA_FP8_SMALL_M_BOX=32) compile for every dense decode shape of the suite, split-K
 // plans included, in 16- or 32-row boxes.
 TEST(CompileKernels, ShortABoxPlansCompileWithoutSpills) {
     const std::int64_t nk[][2] = {{2112, 7168}, {576, 7168}, {24576, 1536}, {32768, 512},
@@ -173,7 +173,7 @@ TEST(CompileKernels, ShortABoxPlansCompileWithoutSpills) {
         for (auto [n, k] : nk) {
             const ops::Fp8PlanKey key{m, n, k, heuristics::Fp8GemmMode::k1D2D, ops::GemmKind::kDense, 1, 0, 132, 0};
             heuristics::Fp8GemmProblem problem = ops::fp8_problem(key, 232448);
-            problem.allow_small_m_box = true;
+            problem.small_m_box_rows = 32;
             ASSERT_EQ(heuristics::choose_fp8_gemm_config(problem).load_rows_a, m <= 16 ? 16 : 32);
             plans.emplace_back(key, problem);
         }

@@ -1,9 +1,11 @@
 // FP8 GEMM heuristics: every choice is legal (tile, registers, shared memory, cluster) over a grid of shapes.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <tuple>
 
 #include "heuristics/fp8_gemm_sm90.hpp"
+#include "ops/fp8_gemm_common.hpp"
 #include "tessera/error.hpp"
 
 using namespace tessera::heuristics;
@@ -257,24 +259,39 @@ TEST(Fp8GemmHeuristics, TwoCtasPerSmHalveSharedMemoryAndDoubleTheGrid) {
     EXPECT_THROW(choose_fp8_gemm_config(p), tessera::InvalidArgument);
 }
 
-// Opt-in short A boxes (TESSERA_FP8_SMALL_M_BOX=1): only dense problems of at most 32 rows on 64-row tiles, in 16- or
-// 32-row boxes; off by default, never for grouped problems or taller tiles.
-TEST(Fp8GemmHeuristics, ShortABoxesOnlyWhenAskedForSmallDenseM) {
-    const auto pick = [](std::int64_t m, bool allow, int groups = 1) {
+// Short A boxes (TESSERA_FP8_SMALL_M_BOX): only dense problems of at most small_m_box_rows (16 by default, 32 when
+// asked) rows on 64-row tiles, in 16- or 32-row boxes; never for grouped problems or taller tiles.
+TEST(Fp8GemmHeuristics, ShortABoxesOnlyForSmallDenseM) {
+    const auto pick = [](std::int64_t m, int rows, int groups = 1) {
         Fp8GemmProblem p{m, 7168, 2048, Fp8GemmMode::k1D2D, 132, 232448};
         p.allow_split_k = groups == 1;
         p.num_groups = groups;
-        p.allow_small_m_box = allow;
+        p.small_m_box_rows = rows;
         return choose_fp8_gemm_config(p);
     };
-    EXPECT_EQ(pick(1, false).load_rows_a, 0);
+    EXPECT_EQ(pick(1, 0).load_rows_a, 0);
     for (auto [m, rows] : {std::pair<std::int64_t, int>{1, 16}, {16, 16}, {17, 32}, {32, 32}, {33, 0}, {128, 0}}) {
-        const Fp8GemmConfig c = pick(m, true);
+        const Fp8GemmConfig c = pick(m, 32);
         SCOPED_TRACE(testing::Message() << "m=" << m << ": " << c.describe());
         EXPECT_EQ(c.load_rows_a, c.block_m == 64 ? rows : 0);
         if (rows > 0) EXPECT_NE(c.describe().find("A box"), std::string::npos);
     }
-    EXPECT_EQ(pick(8, true, 4).load_rows_a, 0);  // grouped: rows per group are not known on the host
+    // The default limit, 16: M = 17..32 keep full boxes.
+    EXPECT_EQ(pick(16, 16).load_rows_a, 16);
+    EXPECT_EQ(pick(17, 16).load_rows_a, 0);
+    EXPECT_EQ(pick(8, 32, 4).load_rows_a, 0);  // grouped: rows per group are not known on the host
+}
+
+// The library's default plans give dense problems of at most 16 rows the short boxes (tessera::options(), no
+// TESSERA_FP8_SMALL_M_BOX in the test environment); grouped kinds never.
+TEST(Fp8GemmHeuristics, ShortABoxesByDefaultUpTo16Rows) {
+    if (std::getenv("TESSERA_FP8_SMALL_M_BOX") != nullptr) GTEST_SKIP() << "TESSERA_FP8_SMALL_M_BOX is set";
+    namespace ops = tessera::ops;
+    const ops::Fp8PlanKey dense{1, 7168, 2048, Fp8GemmMode::k1D2D, ops::GemmKind::kDense, 1, 0, 132, 0};
+    EXPECT_EQ(ops::fp8_problem(dense, 232448).small_m_box_rows, 16);
+    EXPECT_EQ(choose_fp8_gemm_config(ops::fp8_problem(dense, 232448)).load_rows_a, 16);
+    const ops::Fp8PlanKey masked{1, 7168, 2048, Fp8GemmMode::k1D2D, ops::GemmKind::kMasked, 4, 0, 132, 0};
+    EXPECT_EQ(ops::fp8_problem(masked, 232448).small_m_box_rows, 0);
 }
 
 // Opt-in stream-K (TESSERA_FP8_STREAM_K=1): dense 1D2D problems with at least one whole wave whose last wave leaves

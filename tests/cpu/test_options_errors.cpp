@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <functional>
+#include <utility>
 
 #include "jit/compiler.hpp"
 #include "ops/validate.hpp"
@@ -102,6 +103,18 @@ TEST(Options, KernelTuningKnobs) {
         const std::string msg = message_of([] { Options::from_env(); });
         EXPECT_NE(msg.find("TESSERA_FP8_PIPELINE"), std::string::npos) << msg;
         EXPECT_NE(msg.find("sometimes"), std::string::npos) << msg;
+    }
+    // Short A boxes: 16 rows by default; 0 turns them off, 1 (the experiment's old switch) and 32 reach M = 32.
+    EXPECT_EQ(Options::from_env().fp8_small_m_box, 16);
+    for (auto [value, rows] : {std::pair<const char*, int>{"0", 0}, {"1", 32}, {"16", 16}, {"32", 32}}) {
+        EnvScope env{{"TESSERA_FP8_SMALL_M_BOX", value}};
+        EXPECT_EQ(Options::from_env().fp8_small_m_box, rows) << value;
+    }
+    {
+        EnvScope env{{"TESSERA_FP8_SMALL_M_BOX", "24"}};
+        const std::string msg = message_of([] { Options::from_env(); });
+        EXPECT_NE(msg.find("TESSERA_FP8_SMALL_M_BOX"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("'24'"), std::string::npos) << msg;
     }
 }
 

@@ -92,13 +92,14 @@ print("ok")
 
 
 def test_short_a_boxes_opt_in():
-    """TESSERA_FP8_SMALL_M_BOX=1 (read once per process, so a child runs it): dense problems of at most 32 rows load A
-    in 16- or 32-row boxes while the wgmma reads 64 rows; the rows past the box never reach D. Unsplit and split-K
+    """TESSERA_FP8_SMALL_M_BOX=32 (read once per process, so a child runs it; the default reaches M = 16): dense
+    problems of at most 32 rows load A in 16- or 32-row boxes while the wgmma reads 64 rows; the rows past the box
+    never reach D. Unsplit and split-K
     plans, a split wgmma (1x7168x16384), N narrower than the tile."""
     import os
     import subprocess
     import sys
-    env = dict(os.environ, TESSERA_FP8_SMALL_M_BOX="1")
+    env = dict(os.environ, TESSERA_FP8_SMALL_M_BOX="32")
     script = SHORT_A_BOXES.format(tests=os.path.dirname(os.path.abspath(__file__)))
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and "ok" in out.stdout, out.stdout + out.stderr
