@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Why the masked kernel runs ~20-33 % slower than the dense one on the same tile and FLOPs (docs/perf/fp8_grouped.md
 # v7): one ncu profile each of masked g6 e1024 6144x7168 (M_max 4096) and dense 6144x6144x7168, both forced to
-# 128x144 (TESSERA_FP8_CONFIG), with throughput, memory (L2 hit rate, DRAM bytes) and warp-state sections; prints the
-# lines that differ in kind: duration, tensor-pipe activity, DRAM and L2 traffic, the top stall reasons.
+# 128x144 (TESSERA_FP8_CONFIG), with throughput, memory (L2 hit rate, DRAM bytes) and warp-state sections; prints
+# duration, SM active cycles, DRAM and L2 traffic, L2->SM bytes and warp cycles per issued instruction (the details
+# page carries no per-reason stall breakdown, and the gmma-activity metric reads n/a on this driver: for those, the
+# reports under $OUT or dev/ncu_promotion.sh's source-level sampling).
 #
 #   dev/masked_vs_dense_ncu.sh   (on the GPU machine after dev/build_gpu.sh; about 2 minutes; reports under $OUT)
 set -uo pipefail
