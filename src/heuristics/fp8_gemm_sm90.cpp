@@ -46,9 +46,12 @@ bool stream_k_pays(const Fp8GemmProblem& p, const Fp8GemmConfig& c, std::int64_t
 // Per-128-K-block cost of one tile in the units of choose_fp8_gemm_config's model (1 unit ~ 22 ps on the H200:
 // a 128x128 2-warpgroup tile's k-block of tensor-core work is 16384 units).
 double tile_cost_per_k_block(int block_m, int block_n, int wgs) {
-    // 256-row tiles give each warpgroup two batches per k-block, so half of the drains overlap the other batch:
-    // a sweep on the H200 (bench/sweep_fp8.py) ran 256x128 3-6 % faster than 128x160 / 128x192 at equal wave counts.
-    const double overhead_cols = wgs == 1 ? 150.0 : (block_m == 256 ? 37.5 : 75.0);
+    // 256-row tiles give each warpgroup two batches per k-block, so part of the drains overlap the other batch.
+    // Calibrated on the H200 (dev/large_tile_sweep.sh, docs/perf/fp8_gemm.md v12): at M = 4096 a 256x128 tile (A
+    // multicast) took 1.35-1.41x the time of a 128x192 tile (no cluster) on five shapes with K from 512 to 16384,
+    // about the same time per output element; 37.5 columns (1.23x) picked 256x128 where 128x192 ran 2.5-3 % faster
+    // (4096x24576x1536, 4096x32768x512).
+    const double overhead_cols = wgs == 1 ? 150.0 : (block_m == 256 ? 58.0 : 75.0);
     const double math = block_m * (block_n + overhead_cols);
     return std::max<double>(math, 64.0 * (block_m + block_n)) + 2048.0;
 }
@@ -257,7 +260,10 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
                   " n=", p.n, " k=", p.k, " (", p.num_excluded_tiles, " excluded after spilling)");
     if (p.allow_split_k && p.mode == Fp8GemmMode::k1D2D && p.num_groups == 1) choose_split_k(p, best);
     // Multicast the larger operand across a pair when there are enough tiles for pairs to form and the grid is even:
-    // B across an M-pair, or (dense, tiles taller than wide) A across an N-pair.
+    // A across an N-pair (dense, tiles taller than wide), or B across an M-pair. B pairs only for 1D1D and the
+    // k-grouped opt-in: the 1D2D 128x192 tiles ran 1.5-4.5 % slower with them than without a cluster on every dense
+    // M = 4096 row and every contiguous row measured (H200, docs/perf/fp8_gemm.md v12), while A pairs of 256x128
+    // tiles run ~7 % faster than no cluster (6144x6144x7168: 392.2 against 419.4 us).
     const std::int64_t m_blocks = ceil_div(p.m, c.block_m);
     const std::int64_t n_blocks = ceil_div(p.n, c.block_n);
     const std::int64_t tiles = p.num_groups * m_blocks * n_blocks;
@@ -265,7 +271,7 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
     if (c.split_k == 1 && p.allow_cluster && pairs_fit_groups && p.num_sms % 2 == 0 && tiles >= p.num_sms &&
         p.m >= 512) {
         if (p.allow_a_multicast && c.block_m > c.block_n && n_blocks >= 2) c.cluster_n = 2;
-        else if (m_blocks >= 2) c.cluster_m = 2;
+        else if (m_blocks >= 2 && (p.mode == Fp8GemmMode::k1D1D || p.pairs_need_even_group_tiles)) c.cluster_m = 2;
     }
     c.stream_k = stream_k_pays(p, c, tiles);
     return finish_config(p, c);

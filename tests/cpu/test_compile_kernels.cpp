@@ -183,7 +183,7 @@ TEST(CompileKernels, ShortABoxPlansCompileWithoutSpills) {
 // The opt-in stream-K plans (TESSERA_FP8_STREAM_K=1) of the suite's M = 4096 rows: their partition state and arrival
 // code sit next to the accumulators (the first builds spilled 4-20 bytes).
 TEST(CompileKernels, StreamKPlansCompileWithoutSpills) {
-    const std::int64_t nk[][2] = {{2112, 7168}, {7168, 16384}, {4096, 7168}, {24576, 1536}, {7168, 2048}};
+    const std::int64_t nk[][2] = {{2112, 7168}, {7168, 16384}, {4096, 7168}, {32768, 512}, {7168, 2048}};
     std::vector<std::pair<ops::Fp8PlanKey, heuristics::Fp8GemmProblem>> plans;
     for (auto [n, k] : nk) {
         ops::Fp8PlanKey key{4096, n, k, heuristics::Fp8GemmMode::k1D2D, ops::GemmKind::kDense, 1, 0, 132, 0};

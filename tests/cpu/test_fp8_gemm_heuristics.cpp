@@ -40,7 +40,23 @@ TEST(Fp8GemmHeuristics, DecodeUsesSmallTilesAndPrefillLargeOnes) {
     EXPECT_EQ(decode.cluster_m, 1);
     const Fp8GemmConfig prefill = choose_fp8_gemm_config({4096, 7168, 16384, Fp8GemmMode::k1D2D, 132, 232448});
     EXPECT_GE(prefill.block_m * prefill.block_n, 128 * 128);
-    EXPECT_EQ(prefill.cluster_m, 2);
+}
+
+// Pairs multicast A for 256-row tiles; B pairs (across M) only for 1D1D: 1D2D 128x192 tiles measured faster alone.
+TEST(Fp8GemmHeuristics, PairsMulticastAForTallTilesAndBOnlyFor1D1D) {
+    const auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k, Fp8GemmMode mode) {
+        Fp8GemmProblem p{m, n, k, mode, 132, 232448};
+        p.allow_a_multicast = true;
+        return choose_fp8_gemm_config(p);
+    };
+    const Fp8GemmConfig tall = pick(4096, 7168, 16384, Fp8GemmMode::k1D2D);
+    EXPECT_EQ(tall.block_m, 256);
+    EXPECT_EQ(tall.cluster_n, 2);
+    const Fp8GemmConfig wide = pick(4096, 2112, 7168, Fp8GemmMode::k1D2D);
+    EXPECT_EQ(wide.block_m, 128);
+    EXPECT_EQ(wide.cluster_m * wide.cluster_n, 1);
+    const Fp8GemmConfig wgrad = pick(7168, 4096, 16384, Fp8GemmMode::k1D1D);
+    EXPECT_EQ(wgrad.cluster_m, 2);
 }
 
 TEST(Fp8GemmHeuristics, SharedMemoryFormulaMatchesTheKernelDoc) {
@@ -309,7 +325,8 @@ TEST(Fp8GemmHeuristics, StreamKOnlyWhenAskedForAPartialLastWave) {
     for (auto [m, n, k, expected] : {std::tuple<std::int64_t, std::int64_t, std::int64_t, bool>{4096, 2112, 7168, true},
                                      {4096, 7168, 16384, true},   // 448 pairs on 66 clusters: 52 left
                                      {4096, 4096, 7168, true},    // 256 pairs: 58 left (88 % of a wave)
-                                     {4096, 32768, 512, false},   // 2048 pairs: 2 left, 8 k-blocks for 66 clusters
+                                     {4096, 32768, 512, true},    // 128x192: 5472 tiles, 60 left, 4 k-blocks each
+                                     {4096, 24576, 1536, false},  // 128x192: 4096 tiles, 4 left, 12 k-blocks each
                                      {4096, 576, 7168, false},    // under one wave
                                      {1, 7168, 16384, false}}) {  // decode: split-K's
         const Fp8GemmConfig c = pick(m, n, k, true);
