@@ -260,10 +260,11 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
                   " n=", p.n, " k=", p.k, " (", p.num_excluded_tiles, " excluded after spilling)");
     if (p.allow_split_k && p.mode == Fp8GemmMode::k1D2D && p.num_groups == 1) choose_split_k(p, best);
     // Multicast the larger operand across a pair when there are enough tiles for pairs to form and the grid is even:
-    // A across an N-pair (dense, tiles taller than wide), or B across an M-pair. B pairs only for 1D1D and the
-    // k-grouped opt-in: the 1D2D 128x192 tiles ran 1.5-4.5 % slower with them than without a cluster on every dense
-    // M = 4096 row and every contiguous row measured (H200, docs/perf/fp8_gemm.md v12), while A pairs of 256x128
-    // tiles run ~7 % faster than no cluster (6144x6144x7168: 392.2 against 419.4 us).
+    // A across an N-pair (dense, tiles taller than wide), or B across an M-pair. B pairs only for the k-grouped
+    // opt-in: on the H200 (docs/perf/fp8_gemm.md v12) 1D2D 128x192 tiles ran 1.5-4.5 % slower with them than without
+    // a cluster on every dense M = 4096 row and every contiguous row, and 1D1D 128x152 tiles 0-4 % slower (wgrad
+    // 7168x4096x2048: 193.0 against 185.6 us); A pairs of 256x128 tiles run ~7 % faster than no cluster
+    // (6144x6144x7168: 392.2 against 419.4 us).
     const std::int64_t m_blocks = ceil_div(p.m, c.block_m);
     const std::int64_t n_blocks = ceil_div(p.n, c.block_n);
     const std::int64_t tiles = p.num_groups * m_blocks * n_blocks;
@@ -271,7 +272,7 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
     if (c.split_k == 1 && p.allow_cluster && pairs_fit_groups && p.num_sms % 2 == 0 && tiles >= p.num_sms &&
         p.m >= 512) {
         if (p.allow_a_multicast && c.block_m > c.block_n && n_blocks >= 2) c.cluster_n = 2;
-        else if (m_blocks >= 2 && (p.mode == Fp8GemmMode::k1D1D || p.pairs_need_even_group_tiles)) c.cluster_m = 2;
+        else if (m_blocks >= 2 && p.pairs_need_even_group_tiles) c.cluster_m = 2;
     }
     c.stream_k = stream_k_pays(p, c, tiles);
     return finish_config(p, c);

@@ -42,8 +42,8 @@ TEST(Fp8GemmHeuristics, DecodeUsesSmallTilesAndPrefillLargeOnes) {
     EXPECT_GE(prefill.block_m * prefill.block_n, 128 * 128);
 }
 
-// Pairs multicast A for 256-row tiles; B pairs (across M) only for 1D1D: 1D2D 128x192 tiles measured faster alone.
-TEST(Fp8GemmHeuristics, PairsMulticastAForTallTilesAndBOnlyFor1D1D) {
+// Pairs multicast A for 256-row tiles; no B pairs (across M) by default: 128-row tiles measured faster alone.
+TEST(Fp8GemmHeuristics, PairsMulticastAForTallTilesOnly) {
     const auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k, Fp8GemmMode mode) {
         Fp8GemmProblem p{m, n, k, mode, 132, 232448};
         p.allow_a_multicast = true;
@@ -56,7 +56,7 @@ TEST(Fp8GemmHeuristics, PairsMulticastAForTallTilesAndBOnlyFor1D1D) {
     EXPECT_EQ(wide.block_m, 128);
     EXPECT_EQ(wide.cluster_m * wide.cluster_n, 1);
     const Fp8GemmConfig wgrad = pick(7168, 4096, 16384, Fp8GemmMode::k1D1D);
-    EXPECT_EQ(wgrad.cluster_m, 2);
+    EXPECT_EQ(wgrad.cluster_m * wgrad.cluster_n, 1);
 }
 
 TEST(Fp8GemmHeuristics, SharedMemoryFormulaMatchesTheKernelDoc) {
