@@ -113,11 +113,11 @@ import test_fp8_gemm_gpu as t
 from tessera.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
 torch.manual_seed(0)
 dev = torch.cuda.current_device()
-# The suite row (128x192 pairs, B multicast), M and K with partial blocks, an odd tile count (the last pair's second
-# tile missing), 256x128 pairs along N (A multicast) with partial M and N, a last wave of 58 of 66 pairs, and a
-# 128x192 plan again in the workspace the 256x128 ones grew (its counters must still read zero), and a plan without
-# clusters whose 128x112 tiles straddle two B-scale blocks, with a partial last k-block.
-for m, n, k in ((4096, 2112, 7168), (2500, 2112, 4000), (2432, 2112, 4000), (1300, 5000, 1536), (4096, 4096, 7168),
+# The suite row (128x192, no cluster), M and K with partial blocks, whole M blocks, 256x128 pairs along N (A
+# multicast) with an odd n-block count (the last pair's second tile missing) and partial M, N and K, a last wave of 58
+# of 66 pairs, a 128x192 plan again in the workspace the 256x128 ones grew (its counters must still read zero), and
+# 128x112 tiles that straddle two B-scale blocks, with a partial last k-block.
+for m, n, k in ((4096, 2112, 7168), (2500, 2112, 4000), (2432, 2112, 4000), (4000, 3900, 3000), (4096, 4096, 7168),
                 (2500, 2112, 4000), (384, 9216, 7296)):
     config = t.tessera._C.fp8_gemm_config(m, n, k, 0, dev)
     # (The planner drops stream-K where the driver cannot keep every pair of the grid resident at once.)
