@@ -127,6 +127,11 @@ Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const Tensor
 
 std::string fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, Fp8Recipe recipe, int device) {
     TESSERA_CHECK(m > 0 && n > 0 && k > 0, "fp8_gemm_config: expected positive m, n, k, got ", m, ", ", n, ", ", k);
+    // The shapes fp8_gemm_nt accepts (its TMA checks), so a query never compiles a kernel that cannot be launched.
+    TESSERA_CHECK(k % 16 == 0, "fp8_gemm_config: argument 'k': expected a multiple of 16 (TMA rows of 16 bytes), got ", k);
+    const int n_multiple = recipe == Fp8Recipe::k1D1D ? 4 : 8;
+    TESSERA_CHECK(n % n_multiple == 0, "fp8_gemm_config: argument 'n': expected a multiple of ", n_multiple,
+                  " (16-byte output rows), got ", n);
     const Fp8GemmMode mode = recipe == Fp8Recipe::k1D1D ? Fp8GemmMode::k1D1D : Fp8GemmMode::k1D2D;
     ops::Fp8PlanKey key{m, n, k, mode, GemmKind::kDense, 1, 0, get_num_sms(), device};
     key.stream_k = options().fp8_stream_k;  // the plan of a launch outside graph capture

@@ -346,6 +346,11 @@ std::string fp8_grouped_gemm_config(Fp8GroupedKind kind, std::int64_t m, std::in
     TESSERA_CHECK(m > 0 && n > 0 && groups > 0 && (k > 0 || kind == Fp8GroupedKind::kKGrouped) && expected_m >= 0,
                   op, ": expected positive m, n, k, groups and expected_m >= 0, got m=", m, " n=", n, " k=", k,
                   " groups=", groups, " expected_m=", expected_m);
+    // The shapes the GEMMs accept (their TMA checks), so a query never compiles a kernel that cannot be launched.
+    const bool kgrouped = kind == Fp8GroupedKind::kKGrouped;
+    TESSERA_CHECK(kgrouped || k % 16 == 0, op, ": argument 'k': expected a multiple of 16 (TMA rows of 16 bytes), got ", k);
+    TESSERA_CHECK(n % (kgrouped ? 4 : 8) == 0, op, ": argument 'n': expected a multiple of ", kgrouped ? 4 : 8,
+                  " (16-byte output rows), got ", n);
     const int num_sms = get_num_sms();
     ops::Fp8PlanKey key{};
     switch (kind) {
