@@ -14,15 +14,25 @@ namespace {
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 int align_up(int a, int b) { return (a + b - 1) / b * b; }
 
-// The store swizzle the kernel derives from BLOCK_N and the output size (docs/fp8_gemm_kernel.md).
+// The store swizzle and box the kernel derives from BLOCK_N and the output size (prims/epilogue.cuh's
+// SwizzledOutputTile; docs/fp8_gemm_kernel.md): the widest swizzle dividing the row, except FP32 rows whose largest
+// odd number of 32-byte sectors is at least twice that swizzle, which go out unswizzled in atoms of that width.
 void store_layout(Fp8GemmMode mode, int block_n, int* swizzle, int* box_n) {
     const int out = mode == Fp8GemmMode::k1D2D ? 2 : 4;
+    const int row_bytes = block_n * out;
     *swizzle = 0;
     for (int s : {128, 64, 32})
-        if ((block_n * out) % s == 0) {
+        if (row_bytes % s == 0) {
             *swizzle = s;
             break;
         }
+    int odd_sectors = row_bytes % 32 == 0 ? row_bytes : 0;
+    while (odd_sectors > 0 && (odd_sectors / 32) % 2 == 0) odd_sectors /= 2;
+    if (out == 4 && odd_sectors >= 2 * *swizzle && odd_sectors / out <= 256) {
+        *swizzle = 0;
+        *box_n = odd_sectors / out;
+        return;
+    }
     *box_n = *swizzle ? *swizzle / out : block_n;
 }
 

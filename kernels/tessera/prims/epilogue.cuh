@@ -2,7 +2,8 @@
 // store with the given swizzle reads it, so the TMA store (or reduce-add) can ship it to global memory.
 //
 // Tile layout: [kNumAtoms][kTileRows][kAtomBytes], an "atom" being kAtomCols = kAtomBytes / element-size columns;
-// kAtomBytes = the swizzle width (128/64/32 B), or the whole row (kBlockN * size) without swizzle. Within each
+// kAtomBytes = the swizzle width (128/64/32 B), or without swizzle the whole row (kBlockN * size) or, for FP32,
+// pick_unswizzled_atom_bytes' odd-sector slice of it. Within each
 // 1024-byte-aligned region, TMA's SWIZZLE_xB XORs the 16-byte chunk bits [4, 4+log2(x/16)) with address bits
 // [7, ...): swizzle_offset reproduces that, which also makes the fragment writes bank-conflict free.
 #pragma once
@@ -17,6 +18,23 @@ __host__ __device__ constexpr int pick_store_swizzle(int row_bytes) {
     return row_bytes % 128 == 0 ? 128 : row_bytes % 64 == 0 ? 64 : row_bytes % 32 == 0 ? 32 : 0;
 }
 
+// The largest slice of a row that is an odd number of 32-byte sectors (0 if the row is not a multiple of 32 bytes).
+__host__ __device__ constexpr int odd_sector_bytes(int row_bytes) {
+    if (row_bytes % 32 != 0) return 0;
+    int bytes = row_bytes;
+    while ((bytes / 32) % 2 == 0) bytes /= 2;
+    return bytes;
+}
+
+// FP32 tiles go out unswizzled in atoms of an odd number of sectors when those are at least twice the swizzle width
+// (BN = 136, 152: whole 544- and 608-byte rows; BN = 144: two 288-byte atoms): an odd row pitch keeps the fragment
+// writes conflict-free as the swizzle does, and a wide box row costs the TMA reduce-add a few L2 requests where
+// 32- or 64-byte swizzle atoms cost one each per 8 or 16 columns. Returns the atom width; 0 = keep the swizzle.
+__host__ __device__ constexpr int pick_unswizzled_atom_bytes(int row_bytes, int elem_bytes) {
+    const int odd = odd_sector_bytes(row_bytes);
+    return elem_bytes == 4 && odd >= 2 * pick_store_swizzle(row_bytes) && odd / elem_bytes <= 256 ? odd : 0;
+}
+
 template <int kSwizzleBytes>
 TESSERA_DEVICE uint32_t swizzle_offset(uint32_t offset) {
     if constexpr (kSwizzleBytes == 0) {
@@ -28,8 +46,11 @@ TESSERA_DEVICE uint32_t swizzle_offset(uint32_t offset) {
 
 template <int kBlockN, int kTileRows, int kElemBytes>
 struct SwizzledOutputTile {
-    static constexpr int kSwizzleBytes = pick_store_swizzle(kBlockN * kElemBytes);
-    static constexpr int kAtomBytes = kSwizzleBytes != 0 ? kSwizzleBytes : kBlockN * kElemBytes;
+    static constexpr int kUnswizzledAtomBytes = pick_unswizzled_atom_bytes(kBlockN * kElemBytes, kElemBytes);
+    static constexpr int kSwizzleBytes = kUnswizzledAtomBytes ? 0 : pick_store_swizzle(kBlockN * kElemBytes);
+    static constexpr int kAtomBytes = kUnswizzledAtomBytes ? kUnswizzledAtomBytes
+                                      : kSwizzleBytes != 0 ? kSwizzleBytes
+                                                           : kBlockN * kElemBytes;
     static constexpr int kAtomCols = kAtomBytes / kElemBytes;
     static constexpr int kNumAtoms = kBlockN / kAtomCols;
     static constexpr int kAtomStride = kTileRows * kAtomBytes;  // bytes between atoms
