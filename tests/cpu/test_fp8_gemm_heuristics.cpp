@@ -146,7 +146,7 @@ TEST(Fp8GemmHeuristics, TwoRowBlocksFillingTheMachineDoNotSplit) {
 // even, so that both CTAs of a pair stay in one group (the kernel traps otherwise).
 TEST(Fp8GemmHeuristics, KGroupedPairsOnlyWithEvenTilesPerGroup) {
     const auto pick = [](std::int64_t m, std::int64_t n) {
-        Fp8GemmProblem p{m, n, 128, Fp8GemmMode::k1D1D, 132, 232448};
+        Fp8GemmProblem p{m, n, 4096, Fp8GemmMode::k1D1D, 132, 232448};  // K as fp8_problem ranks k-grouped tiles
         p.num_groups = 8;
         p.reserved_regs = 48;
         p.allow_cluster = true;
