@@ -66,15 +66,15 @@ double tile_cost_per_k_block(int block_m, int block_n, int wgs) {
     return std::max<double>(math, 64.0 * (block_m + block_n)) + 2048.0;
 }
 
-// Per-tile cost of a 1D1D (FP32) tile's epilogue, the TMA reduce-add of its D tile, in the same units. Calibrated on
-// the H200 (docs/perf/fp8_gemm.md v12), where it reproduces the measured times within 5 %: wgrad 24576x4096x1536 ran
-// 128x152 in 418.2 us (40 waves of 12 k-blocks), 128x136 in 428.5 (46 waves) and 128x160 in 476.6 (38 waves), and
-// 7168x4096x2048 128x152 in 158.2 (12 waves of 16). Tiles stored in whole odd-sector rows (store_layout) cost ~1.35
-// units per byte, those stored in 128-byte swizzle atoms ~2.1.
-double fp32_epilogue_cost(int block_m, int block_n) {
-    int swizzle = 0, box_n = 0;
-    store_layout(Fp8GemmMode::k1D1D, block_n, &swizzle, &box_n);
-    return static_cast<double>(block_m) * block_n * 4 * (swizzle == 0 ? 1.35 : 2.1);
+// Per-tile cost of a 1D1D (FP32) tile's epilogue, the TMA reduce-add of its D tile, in the same units: ~1.35 per
+// byte, and ~2.1 where the FP32 D tile leaves shared memory for only three stages and CTAs run several tiles (the
+// producer cannot run as far ahead into the next tile across the epilogue). Calibrated on the H200 (docs/perf/fp8_gemm.md v12), where it reproduces the measured
+// times within 5 %: wgrad 24576x4096x1536 ran 128x152 in 418.2 us (40 waves of 12 k-blocks), 128x136 in 428.5 (46
+// waves) and 128x160 (three stages) in 476.6 (38 waves), 7168x4096x2048 128x152 in 158.2 (12 waves of 16); and it
+// ranks 128x128 over 128x136 where both run the same waves (4096x2048x512: 28.8 against 29.7 us).
+double fp32_epilogue_cost(const Fp8GemmProblem& p, int block_m, int block_n, std::int64_t waves) {
+    const bool three_stages = fp8_gemm_smem_bytes(Fp8GemmMode::k1D1D, block_m, block_n, 4) > p.max_smem_bytes;
+    return static_cast<double>(block_m) * block_n * 4 * (three_stages && waves > 1 ? 2.1 : 1.35);
 }
 
 // Splitting the wgmma along N works but costs issue slots: only tiles that fit whole, except for a lone 64-row block
@@ -267,7 +267,7 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
             // 1D1D tiles also pay their FP32 reduce-add epilogue once per tile, which matters at short K (wgrad).
             const double cost = p.mode == Fp8GemmMode::k1D1D
                                     ? static_cast<double>(waves) * (static_cast<double>(ceil_div(p.k, 128)) * per_k_block +
-                                                                    fp32_epilogue_cost(block_m, block_n))
+                                                                    fp32_epilogue_cost(p, block_m, block_n, waves))
                                     : static_cast<double>(waves) * per_k_block;
             // Ties go to the larger tile (fewer loads of the other operand).
             if (cost < best_cost * 0.999 || (cost <= best_cost * 1.001 && block_m * block_n > best.block_m * best.block_n)) {

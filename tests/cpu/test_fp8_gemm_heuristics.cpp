@@ -359,3 +359,16 @@ TEST(Fp8GemmHeuristics, StoreLayoutMirrorsTheKernel) {
     EXPECT_EQ(layout(Fp8GemmMode::k1D2D, 152 - 8), L(32, 16));  // BF16 keeps the swizzle
     EXPECT_EQ(layout(Fp8GemmMode::k1D2D, 192), L(128, 64));
 }
+
+// 1D1D tiles pay their FP32 reduce-add epilogue per tile: at short K a three-stage 128x160 tile loses to 128x152
+// despite fewer waves (wgrad 24576x4096x1536: 418.2 against 476.6 us on the H200), while a one-wave 128x160 plan
+// stays (576x4096x7168: 43.8 against 71.2 us for 128x152's two waves).
+TEST(Fp8GemmHeuristics, WgradTilesPayTheirEpilogue) {
+    const auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+        return choose_fp8_gemm_config({m, n, k, Fp8GemmMode::k1D1D, 132, 232448});
+    };
+    EXPECT_EQ(pick(24576, 4096, 1536).block_n, 152);
+    EXPECT_EQ(pick(7168, 4096, 2048).block_n, 152);
+    EXPECT_EQ(pick(576, 4096, 7168).block_n, 160);
+    EXPECT_EQ(pick(4096, 2048, 512).block_n, 128);  // 28.8 us against 29.7 for 128x136, same waves
+}
