@@ -14,28 +14,6 @@ namespace {
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 int align_up(int a, int b) { return (a + b - 1) / b * b; }
 
-// The store swizzle and box the kernel derives from BLOCK_N and the output size (prims/epilogue.cuh's
-// SwizzledOutputTile; docs/fp8_gemm_kernel.md): the widest swizzle dividing the row, except FP32 rows whose largest
-// odd number of 32-byte sectors is at least twice that swizzle, which go out unswizzled in atoms of that width.
-void store_layout(Fp8GemmMode mode, int block_n, int* swizzle, int* box_n) {
-    const int out = mode == Fp8GemmMode::k1D2D ? 2 : 4;
-    const int row_bytes = block_n * out;
-    *swizzle = 0;
-    for (int s : {128, 64, 32})
-        if (row_bytes % s == 0) {
-            *swizzle = s;
-            break;
-        }
-    int odd_sectors = row_bytes % 32 == 0 ? row_bytes : 0;
-    while (odd_sectors > 0 && (odd_sectors / 32) % 2 == 0) odd_sectors /= 2;
-    if (out == 4 && odd_sectors >= 2 * *swizzle && odd_sectors / out <= 256) {
-        *swizzle = 0;
-        *box_n = odd_sectors / out;
-        return;
-    }
-    *box_n = *swizzle ? *swizzle / out : block_n;
-}
-
 Fp8GemmConfig finish_config(const Fp8GemmProblem& p, Fp8GemmConfig c);
 Fp8GemmConfig forced_config(const Fp8GemmProblem& p);
 
@@ -177,6 +155,28 @@ void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
 
 }  // namespace
 
+// Mirrors kernels/tessera/prims/store_layout.cuh (docs/fp8_gemm_kernel.md): the widest swizzle dividing the row,
+// except FP32 rows whose largest odd number of 32-byte sectors is at least twice that swizzle, which go out
+// unswizzled in atoms of that width.
+void fp8_gemm_store_layout(Fp8GemmMode mode, int block_n, int* swizzle, int* box_n) {
+    const int out = mode == Fp8GemmMode::k1D2D ? 2 : 4;
+    const int row_bytes = block_n * out;
+    *swizzle = 0;
+    for (int s : {128, 64, 32})
+        if (row_bytes % s == 0) {
+            *swizzle = s;
+            break;
+        }
+    int odd_sectors = row_bytes % 32 == 0 ? row_bytes : 0;
+    while (odd_sectors > 0 && (odd_sectors / 32) % 2 == 0) odd_sectors /= 2;
+    if (out == 4 && odd_sectors >= 2 * *swizzle && odd_sectors / out <= 256) {
+        *swizzle = 0;
+        *box_n = odd_sectors / out;
+        return;
+    }
+    *box_n = *swizzle ? *swizzle / out : block_n;
+}
+
 std::string Fp8GemmConfig::describe() const {
     return detail::str_cat("block ", block_m, "x", block_n, "x", block_k, ", ", num_stages, " stages, ",
                            num_math_warpgroups, " math WG, cluster ", cluster_m, "x", cluster_n, ", split-K ", split_k,
@@ -314,7 +314,7 @@ Fp8GemmConfig finish_config(const Fp8GemmProblem& p, Fp8GemmConfig c) {
     // Deeper rings add nothing once loads are hidden; split-K plans stream from HBM and keep more bytes in flight.
     c.num_stages = std::min(c.num_stages, c.split_k > 1 ? 20 : 12);
     c.smem_bytes = fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, c.num_stages, c.split_k);
-    store_layout(p.mode, c.block_n, &c.swizzle_d_bytes, &c.store_box_n);
+    fp8_gemm_store_layout(p.mode, c.block_n, &c.swizzle_d_bytes, &c.store_box_n);
     // The stage layout keeps 64 rows of A (the wgmma reads them all); only the box shrinks.
     if (p.num_groups == 1 && c.block_m == 64 && p.m <= p.small_m_box_rows) c.load_rows_a = p.m <= 16 ? 16 : 32;
     return c;

@@ -64,6 +64,10 @@ struct Fp8GemmConfig {
     std::string describe() const;
 };
 
+// The D store swizzle (0, 32, 64 or 128 bytes) and TMA box width in columns the kernel uses for a tile width
+// (kernels/tessera/prims/store_layout.cuh; a CPU test checks this mirror against it).
+void fp8_gemm_store_layout(Fp8GemmMode mode, int block_n, int* swizzle, int* box_n);
+
 // Dynamic shared memory of the kernel for a tile and stage count (the kernel static_asserts the same formula).
 int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, int split_k = 1);
 

@@ -339,27 +339,6 @@ TEST(Fp8GemmHeuristics, StreamKOnlyWhenAskedForAPartialLastWave) {
     EXPECT_FALSE(pick(7168, 4096, 16384, true, Fp8GemmMode::k1D1D).stream_k);  // 1D1D: not yet
 }
 
-// The D store layout mirrors the kernel's (prims/epilogue.cuh): FP32 rows of an odd number of 32-byte sectors go out
-// unswizzled in whole rows (or in odd-sector halves), others keep the widest swizzle that divides the row.
-TEST(Fp8GemmHeuristics, StoreLayoutMirrorsTheKernel) {
-    const auto layout = [](Fp8GemmMode mode, int block_n) {
-        Fp8GemmProblem p{4096, 4096, 7168, mode, 132, 232448};
-        p.forced_block_m = 128;
-        p.forced_block_n = block_n;
-        const Fp8GemmConfig c = choose_fp8_gemm_config(p);
-        return std::pair<int, int>{c.swizzle_d_bytes, c.store_box_n};
-    };
-    using L = std::pair<int, int>;
-    EXPECT_EQ(layout(Fp8GemmMode::k1D1D, 152), L(0, 152));  // 608 B = 19 sectors
-    EXPECT_EQ(layout(Fp8GemmMode::k1D1D, 136), L(0, 136));  // 17 sectors
-    EXPECT_EQ(layout(Fp8GemmMode::k1D1D, 144), L(0, 72));   // 18 sectors: two atoms of 9
-    EXPECT_EQ(layout(Fp8GemmMode::k1D1D, 160), L(128, 32)); // 5-sector atoms are not twice the 128-byte swizzle
-    EXPECT_EQ(layout(Fp8GemmMode::k1D1D, 128), L(128, 32));
-    EXPECT_EQ(layout(Fp8GemmMode::k1D1D, 56), L(0, 56));    // 7 sectors
-    EXPECT_EQ(layout(Fp8GemmMode::k1D2D, 152 - 8), L(32, 16));  // BF16 keeps the swizzle
-    EXPECT_EQ(layout(Fp8GemmMode::k1D2D, 192), L(128, 64));
-}
-
 // 1D1D tiles pay their FP32 reduce-add epilogue per tile: at short K a three-stage 128x160 tile loses to 128x152
 // despite fewer waves (wgrad 24576x4096x1536: 418.2 against 476.6 us on the H200), while a one-wave 128x160 plan
 // stays (576x4096x7168: 43.8 against 71.2 us for 128x152's two waves).
