@@ -297,7 +297,7 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
     if (c.split_k == 1 && p.allow_cluster && pairs_fit_groups && p.num_sms % 2 == 0 && tiles >= p.num_sms &&
         p.m >= 512) {
         if (p.allow_a_multicast && c.block_m > c.block_n && n_blocks >= 2) c.cluster_n = 2;
-        else if (m_blocks >= 2 && p.pairs_need_even_group_tiles) c.cluster_m = 2;
+        else if (m_blocks >= 2 && p.allow_b_multicast) c.cluster_m = 2;
     }
     c.stream_k = stream_k_pays(p, c, tiles);
     return finish_config(p, c);

@@ -24,6 +24,9 @@ struct Fp8GemmProblem {
     int reserved_regs = 32;      // consumer registers outside the accumulators (48 for kinds that walk groups)
     bool allow_split_k = false;  // dense 1D2D: tiles may be shared along K by the CTAs of a cluster
     bool allow_a_multicast = false;  // dense: pairs along N may share A (cluster_n = 2; rasterized along N)
+    // Pairs along M may share B (cluster_m = 2): only the k-grouped opt-in plans them unforced (docs/perf/fp8_gemm.md
+    // v12 measured them slower than no cluster for dense, contiguous and 1D1D tiles).
+    bool allow_b_multicast = false;
     int small_m_box_rows = 0;  // dense: M <= this (16 or 32) on 64-row tiles loads A in 16- or 32-row boxes
     bool allow_stream_k = false;     // dense 1D2D, opt-in: spread a partial last wave over every CTA
     // Tuning override (TESSERA_FP8_CONFIG): when forced_block_m > 0 the search is skipped and this tile, cluster

@@ -72,9 +72,8 @@ Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const Tensor
                   ": argument 'sfb': expected shape [", sfb_rows, ", ", sf_k, "] (", fp32_out ? "per row" : "per 128x128 block",
                   " of b), got ", ops::shape_string(sfb));
     if (m == 0 || n == 0) return Fp8GemmStatus::kLaunched;
-    TESSERA_CHECK(k % 16 == 0 && k > 0, kOp, ": argument 'a': expected K > 0 and a multiple of 16 (TMA rows of 16 bytes), got K = ", k);
-    TESSERA_CHECK(n % (fp32_out ? 4 : 8) == 0, kOp, ": argument 'd': expected N a multiple of ", fp32_out ? 4 : 8,
-                  " (16-byte output rows), got N = ", n);
+    ops::check_tma_k({kOp, "a"}, k);
+    ops::check_tma_n({kOp, "d"}, n, fp32_out ? 4 : 8);
     ops::check_tma_operand({kOp, "a"}, a);
     ops::check_tma_operand({kOp, "b"}, b);
     ops::check_tma_operand({kOp, "d"}, d);
@@ -128,10 +127,8 @@ Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const Tensor
 std::string fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, Fp8Recipe recipe, int device) {
     TESSERA_CHECK(m > 0 && n > 0 && k > 0, "fp8_gemm_config: expected positive m, n, k, got ", m, ", ", n, ", ", k);
     // The shapes fp8_gemm_nt accepts (its TMA checks), so a query never compiles a kernel that cannot be launched.
-    TESSERA_CHECK(k % 16 == 0, "fp8_gemm_config: argument 'k': expected a multiple of 16 (TMA rows of 16 bytes), got ", k);
-    const int n_multiple = recipe == Fp8Recipe::k1D1D ? 4 : 8;
-    TESSERA_CHECK(n % n_multiple == 0, "fp8_gemm_config: argument 'n': expected a multiple of ", n_multiple,
-                  " (16-byte output rows), got ", n);
+    ops::check_tma_k({"fp8_gemm_config", "k"}, k);
+    ops::check_tma_n({"fp8_gemm_config", "n"}, n, recipe == Fp8Recipe::k1D1D ? 4 : 8);
     const Fp8GemmMode mode = recipe == Fp8Recipe::k1D1D ? Fp8GemmMode::k1D1D : Fp8GemmMode::k1D2D;
     ops::Fp8PlanKey key{m, n, k, mode, GemmKind::kDense, 1, 0, get_num_sms(), device};
     key.stream_k = options().fp8_stream_k;  // the plan of a launch outside graph capture

@@ -63,6 +63,16 @@ void check_tma_operand(Arg arg, const TensorRef& t) {
                   "': expected a 16-byte aligned data pointer (TMA), got ", t.data);
 }
 
+void check_tma_k(Arg arg, std::int64_t k) {
+    TESSERA_CHECK(k > 0 && k % 16 == 0, arg.op, ": argument '", arg.name,
+                  "': expected K > 0 and a multiple of 16 (TMA rows of 16 bytes), got K = ", k);
+}
+
+void check_tma_n(Arg arg, std::int64_t n, int n_multiple) {
+    TESSERA_CHECK(n > 0 && n % n_multiple == 0, arg.op, ": argument '", arg.name, "': expected N > 0 and a multiple of ",
+                  n_multiple, " (16-byte output rows), got N = ", n);
+}
+
 bool sf_mn_major_aligned(const TensorRef& sf, std::int64_t mn, std::int64_t sf_k) {
     return sf.ndim == 2 && sf.size(0) == mn && sf.size(1) == sf_k && is_mn_major_tma_aligned(sf) &&
            reinterpret_cast<std::uintptr_t>(sf.data) % 16 == 0;
@@ -163,6 +173,7 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
     problem.allow_cluster = key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous ||
                             (kgrouped && options().fp8_kgrouped_cluster);
     problem.pairs_need_even_group_tiles = kgrouped;
+    problem.allow_b_multicast = kgrouped && options().fp8_kgrouped_cluster;
     // Mirrors the kernel's kReservedRegs: the kinds that walk groups keep 48.
     problem.reserved_regs = key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous ? 32 : 48;
     problem.allow_split_k = key.kind == GemmKind::kDense && key.mode == heuristics::Fp8GemmMode::k1D2D;

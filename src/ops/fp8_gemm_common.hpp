@@ -72,6 +72,11 @@ runtime::TmaDesc2d map_2d(const void* base, CUtensorMapDataType type, int bytes,
 
 // K-major e4m3 operand or D: unit inner stride, 16-byte row stride, 16-byte aligned base.
 void check_tma_operand(Arg arg, const TensorRef& t);
+// The shapes the TMA maps take: K > 0 and a multiple of 16 (16-byte rows of A and B); N > 0 and a multiple of
+// n_multiple (16-byte rows of D: 8 for BF16, 4 for FP32). `arg` names where the value came from: the GEMMs' 'a' and
+// 'd', the config queries' 'k' and 'n'.
+void check_tma_k(Arg arg, std::int64_t k);
+void check_tma_n(Arg arg, std::int64_t n, int n_multiple);
 // FP32 scales [mn, sf_k] in the MN-major TMA-aligned layout (element (i, j) at j*align(mn,4) + i).
 bool sf_mn_major_aligned(const TensorRef& sf, std::int64_t mn, std::int64_t sf_k);
 

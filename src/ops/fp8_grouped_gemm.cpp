@@ -61,11 +61,9 @@ void check_int32_vector(const char* op, const char* name, const TensorRef& t, st
                   ops::strides_string(t));
 }
 
-void check_n_k(const char* op, std::int64_t n, std::int64_t k, int n_multiple) {
-    TESSERA_CHECK(k > 0 && k % 16 == 0, op, ": argument 'a': expected K > 0 and a multiple of 16 (TMA rows of 16 "
-                  "bytes), got K = ", k);
-    TESSERA_CHECK(n > 0 && n % n_multiple == 0, op, ": argument 'd': expected N > 0 and a multiple of ", n_multiple,
-                  " (16-byte output rows), got N = ", n);
+void check_n_k(const char* op, std::int64_t n, std::int64_t k) {
+    ops::check_tma_k({op, "a"}, k);
+    ops::check_tma_n({op, "d"}, n, 8);
 }
 
 // The maps every m-grouped kind shares: B [G*N, K] and D (rows x N BF16) with the config's boxes.
@@ -172,7 +170,7 @@ Fp8GemmStatus m_grouped_fp8_gemm_nt_contiguous(const TensorRef& a, const TensorR
     check_grouped_sfb(kOp, sfb, groups, n, sf_k);
     TESSERA_CHECK(expected_m >= 0, kOp, ": argument 'expected_m': expected >= 0, got ", expected_m);
     if (m == 0) return Fp8GemmStatus::kLaunched;
-    check_n_k(kOp, n, k, 8);
+    check_n_k(kOp, n, k);
     ops::check_tma_operand({kOp, "a"}, a);
     ops::check_tma_operand({kOp, "d"}, d);
     const int alignment = get_mk_alignment_for_contiguous_layout();
@@ -225,7 +223,7 @@ Fp8GemmStatus m_grouped_fp8_gemm_nt_masked(const TensorRef& a, const TensorRef& 
                   ": argument 'sfa': expected shape [", groups, ", ", m_max, ", ", sf_k, "], got ",
                   ops::shape_string(sfa));
     check_grouped_sfb(kOp, sfb, groups, n, sf_k);
-    check_n_k(kOp, n, k, 8);
+    check_n_k(kOp, n, k);
     ops::check_tma_operand({kOp, "a"}, a);
     ops::check_tma_operand({kOp, "d"}, d);
     for (auto [name, t] : {std::pair<const char*, const TensorRef*>{"a", &a}, {"d", &d}})
@@ -348,9 +346,8 @@ std::string fp8_grouped_gemm_config(Fp8GroupedKind kind, std::int64_t m, std::in
                   " groups=", groups, " expected_m=", expected_m);
     // The shapes the GEMMs accept (their TMA checks), so a query never compiles a kernel that cannot be launched.
     const bool kgrouped = kind == Fp8GroupedKind::kKGrouped;
-    TESSERA_CHECK(kgrouped || k % 16 == 0, op, ": argument 'k': expected a multiple of 16 (TMA rows of 16 bytes), got ", k);
-    TESSERA_CHECK(n % (kgrouped ? 4 : 8) == 0, op, ": argument 'n': expected a multiple of ", kgrouped ? 4 : 8,
-                  " (16-byte output rows), got ", n);
+    if (!kgrouped) ops::check_tma_k({op, "k"}, k);  // k-grouped: K is per group, not part of the query
+    ops::check_tma_n({op, "n"}, n, kgrouped ? 4 : 8);
     const int num_sms = get_num_sms();
     ops::Fp8PlanKey key{};
     switch (kind) {

@@ -150,6 +150,7 @@ TEST(Fp8GemmHeuristics, KGroupedPairsOnlyWithEvenTilesPerGroup) {
         p.num_groups = 8;
         p.reserved_regs = 48;
         p.allow_cluster = true;
+        p.allow_b_multicast = true;
         p.pairs_need_even_group_tiles = true;
         return choose_fp8_gemm_config(p);
     };

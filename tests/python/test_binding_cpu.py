@@ -78,18 +78,18 @@ def test_grouped_config_query_checks_its_arguments_before_the_driver():
         C.fp8_grouped_gemm_config("dense", 4096, 4096, 7168, 4, 0, 0)
     with pytest.raises(ValueError, match="expected positive m, n, k, groups"):
         C.fp8_grouped_gemm_config("masked", 0, 4096, 7168, 4, 0, 0)
-    with pytest.raises(ValueError, match="argument 'k': expected a multiple of 16.*got 3000"):
+    with pytest.raises(ValueError, match="argument 'k': expected K > 0 and a multiple of 16.*got K = 3000"):
         C.fp8_grouped_gemm_config("masked", 4096, 4096, 3000, 4, 0, 0)
-    with pytest.raises(ValueError, match="argument 'n': expected a multiple of 8.*got 3900"):
+    with pytest.raises(ValueError, match="argument 'n': expected N > 0 and a multiple of 8.*got N = 3900"):
         C.fp8_grouped_gemm_config("contiguous", 4096, 3900, 7168, 4, 0, 0)
 
 
 def test_dense_config_query_refuses_shapes_the_gemm_refuses_before_the_driver():
     """A K or N the GEMM cannot take is an error naming the argument, not an NVRTC failure of a kernel never launched."""
     C = load_c()
-    with pytest.raises(ValueError, match="argument 'k': expected a multiple of 16.*got 3000"):
+    with pytest.raises(ValueError, match="argument 'k': expected K > 0 and a multiple of 16.*got K = 3000"):
         C.fp8_gemm_config(4000, 3896, 3000, 0, 0)
-    with pytest.raises(ValueError, match="argument 'n': expected a multiple of 8.*got 3900"):
+    with pytest.raises(ValueError, match="argument 'n': expected N > 0 and a multiple of 8.*got N = 3900"):
         C.fp8_gemm_config(4000, 3900, 2992, 0, 0)
-    with pytest.raises(ValueError, match="argument 'n': expected a multiple of 4.*got 3902"):
+    with pytest.raises(ValueError, match="argument 'n': expected N > 0 and a multiple of 4.*got N = 3902"):
         C.fp8_gemm_config(4000, 3902, 2992, 1, 0)
