@@ -34,8 +34,8 @@ struct Options {
     int fp8_math_order = -1;
     int fp8_pipeline = -1;
     // Experiment (TESSERA_FP8_KGROUPED_CLUSTER=1): k-grouped GEMMs may pair adjacent m-blocks in a cluster of two
-    // with B multicast, as dense 1D1D does, where every group's tile count is even (both CTAs of a pair then stay in
-    // one group and walk equal k-block counts). Off until it has been measured (docs/perf/fp8_grouped.md v4).
+    // with B multicast, where every group's tile count is even (both CTAs of a pair then stay in one group and walk
+    // equal k-block counts). Off: measured no faster (docs/perf/fp8_grouped.md v5).
     bool fp8_kgrouped_cluster = false;
     // Short A boxes (TESSERA_FP8_SMALL_M_BOX = 0, 16 or 32; 1 means 32): a dense problem of at most this many rows on
     // 64-row tiles loads A and its scales in boxes of 16 (M <= 16) or 32 rows instead of 64 (the wgmma still reads 64

@@ -3,8 +3,8 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <string>
 #include <mutex>
+#include <string>
 
 #include "tessera/error.hpp"
 

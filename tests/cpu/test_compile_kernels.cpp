@@ -163,8 +163,8 @@ bool opt_in_plans_build_cleanly(const std::vector<std::pair<ops::Fp8PlanKey, heu
 
 }  // namespace
 
-// The short A boxes (16 rows by default, 32 with TESSERA_FP8_SMALL_M_BOX=32) compile for every dense decode shape of the suite, split-K
-// plans included, in 16- or 32-row boxes.
+// The short A boxes (16 rows by default, 32 with TESSERA_FP8_SMALL_M_BOX=32) compile for every dense decode shape of
+// the suite, split-K plans included, in 16- or 32-row boxes.
 TEST(CompileKernels, ShortABoxPlansCompileWithoutSpills) {
     const std::int64_t nk[][2] = {{2112, 7168}, {576, 7168}, {24576, 1536}, {32768, 512},
                                   {7168, 16384}, {4096, 7168}, {7168, 2048}};

@@ -1,5 +1,5 @@
 // The D store layout rule of the FP32/BF16 output tiles (prims/epilogue.cuh), in a header with no device code, so
-// that CPU tests can check the host's mirror of it (heuristics' store_layout) against the kernel's.
+// that CPU tests can check the host's mirror of it (heuristics::fp8_gemm_store_layout) against the kernel's.
 #pragma once
 
 #include <tessera/common.cuh>
