@@ -33,6 +33,14 @@ TESSERA_DEVICE void tma_load_2d_multicast(uint32_t smem_dst, const TmaDescriptor
         : "memory");
 }
 
+// wraps cp.async.bulk.prefetch.tensor.2d.L2.global.tile: brings a box into L2 only (no shared memory, no barrier;
+// clipped at the tensor bounds)
+TESSERA_DEVICE void tma_prefetch_l2_2d(const TmaDescriptor& desc, int32_t c0, int32_t c1) {
+    asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(desc_addr(desc)), "r"(c0),
+                 "r"(c1)
+                 : "memory");
+}
+
 // wraps cp.async.bulk.tensor.2d.global.shared::cta.bulk_group (store; clipped at the tensor bounds)
 TESSERA_DEVICE void tma_store_2d(const TmaDescriptor& desc, uint32_t smem_src, int32_t c0, int32_t c1) {
     asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"

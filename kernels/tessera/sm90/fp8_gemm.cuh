@@ -380,6 +380,21 @@ struct Fp8GemmKernel {
         else return p.tensor_map_b;
     }
 
+    // k-blocks before a tile's last at which the producer prefetches its D into L2 (1D1D); the producer runs up to
+    // kNumStages k-blocks ahead of the consumers, so the lines arrive ~(lead + stages) k-blocks before the epilogue.
+    static constexpr uint32_t kDPrefetchLead = 4;
+    TESSERA_DEVICE static void prefetch_d_tile(const Params& p, const prims::GemmTile& tile) {
+        const int32_t n0 = static_cast<int32_t>(tile.coord.n_block * kBlockN);
+#pragma unroll
+        for (int w = 0; w < kNumWaves; ++w)
+#pragma unroll
+            for (int g = 0; g < kNumMathWarpgroups; ++g)
+#pragma unroll
+                for (int atom = 0; atom < OutTile::kNumAtoms; ++atom)
+                    ptx::tma_prefetch_l2_2d(p.tensor_map_d, n0 + atom * OutTile::kAtomCols,
+                                            static_cast<int32_t>(tile.d_row + w * kWaveRows + g * 64));
+    }
+
     // One thread. Walks the same tile sequence as the consumers and fills the ring.
     TESSERA_DEVICE static void produce(const Params& p, SharedStorage& smem) {
         const uint32_t n = shape_n(p);
@@ -424,6 +439,13 @@ struct Fp8GemmKernel {
                 }
                 ptx::mbarrier_arrive_expect_tx(full, kTxBytes);
                 ring.advance();
+                // 1D1D: the tile's D is reduce-added by TMA, which reads it from DRAM (in L2, the TMA unit's
+                // read-modify-writes queue in front of the next tile's loads). Fetch it into L2 a few k-blocks
+                // before the epilogue, while the mainloop still runs.
+                if constexpr (kIs1D1D && !kSplit)
+                    if (kb + kDPrefetchLead == tile.num_k_blocks ||
+                        (kb == 0 && tile.num_k_blocks < kDPrefetchLead))
+                        prefetch_d_tile(p, tile);
             }
         }
         TESSERA_TIMELINE_LAST(kProducerLastLoad, true);
