@@ -382,6 +382,9 @@ def test_k_grouped(groups, m, n, expected_k, in_place):
     pytest.param(256, 512, [0, 256, 0, 384, 0], True, id="mn-major-sf-first-last-empty"),
     pytest.param(4096, 1024, [1024], True, id="one-group-mn-major-sf"),
     pytest.param(512, 256, [0, 0, 128], False, id="only-last-group"),
+    # M not a multiple of the tile: the last m-block's rows stop early and go out by the epilogue's predicated
+    # reduce-adds (store_rows_direct), which must not touch the next group's D rows.
+    pytest.param(200, 264, [128, 0, 384, 256], False, id="m200-partial-tiles"),
 ])
 def test_k_grouped_edges(m, n, ks, sf_mn_major):
     p = make_k_grouped(m, n, ks, sf_mn_major=sf_mn_major)

@@ -78,6 +78,20 @@ TESSERA_DEVICE void red_global_add(float* ptr, float x) {
     asm volatile("red.global.add.f32 [%0], %1;" ::"l"(ptr), "f"(x) : "memory");
 }
 
+// Predicated forms (@p st / @p red): a per-thread condition that stays a predicate instead of a branch. A divergent
+// branch in a kernel's tile loop can make ptxas treat the loop's state as non-uniform and keep wgmma descriptors in
+// vector registers (R2UR before every wgmma; see store_rows_direct in sm90/fp8_gemm_epilogue.cuh).
+TESSERA_DEVICE void st_global_b32_if(bool pred, void* ptr, uint32_t x) {
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n @p st.global.b32 [%0], %1;\n}" ::"l"(ptr), "r"(x),
+                 "r"(static_cast<uint32_t>(pred))
+                 : "memory");
+}
+TESSERA_DEVICE void red_global_add_v2_if(bool pred, float* ptr, float x, float y) {
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %3, 0;\n @p red.global.add.f32 [%0], %1;\n"
+                 " @p red.global.add.f32 [%0+4], %2;\n}" ::"l"(ptr), "f"(x), "f"(y), "r"(static_cast<uint32_t>(pred))
+                 : "memory");
+}
+
 // Stream-K partial sums in global memory: written by one CTA, read by another within the same kernel, so both sides
 // go through L2 (.cg), not the non-coherent or L1 paths.
 TESSERA_DEVICE void st_global_cg_v4(float* ptr, float x, float y, float z, float w) {
