@@ -106,7 +106,7 @@ void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
                 int n_splits = 0;
                 if ((!straddling && 128 % block_n != 0) || !fp8_gemm_block_n_legal(p.mode, block_n) ||
                     p.excluded(64, block_n) ||
-                    !fp8_gemm_fits_registers(p.mode, 64, block_n, 1, &n_splits, p.reserved_regs) || n_splits != 1)
+                    !fp8_gemm_fits_registers(p.mode, 64, block_n, 1, &n_splits, p.consumer_reserved_regs(1)) || n_splits != 1)
                     continue;
                 const std::int64_t tiles = 2 * ceil_div(p.n, block_n);
                 if (tiles > p.num_sms) continue;
@@ -120,7 +120,8 @@ void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
         }
     }
     int base_splits = 1;
-    fp8_gemm_fits_registers(p.mode, c.block_m, c.block_n, c.num_math_warpgroups, &base_splits, p.reserved_regs);
+    fp8_gemm_fits_registers(p.mode, c.block_m, c.block_n, c.num_math_warpgroups, &base_splits,
+                            p.consumer_reserved_regs(c.num_math_warpgroups));
     double best = 0.9 * plan_cost(c.block_m, c.block_n, c.num_math_warpgroups, 1, base_splits);
     for (int split : {2, 4, 8}) {
         if (split > kb) break;
@@ -133,7 +134,7 @@ void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
             for (int block_n = 16; block_n <= 256; block_n += 8) {
                 if (!fp8_gemm_block_n_legal(p.mode, block_n) || p.excluded(block_m, block_n)) continue;
                 int n_splits = 0;
-                if (!fp8_gemm_fits_registers(p.mode, block_m, block_n, wgs, &n_splits, p.reserved_regs) ||
+                if (!fp8_gemm_fits_registers(p.mode, block_m, block_n, wgs, &n_splits, p.consumer_reserved_regs(wgs)) ||
                     !n_split_allowed(p, n_splits))
                     continue;
                 if (fp8_gemm_smem_bytes(p.mode, block_m, block_n, 4, split) > p.max_smem_bytes) continue;
@@ -247,7 +248,7 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
             // 128x192 97 us).
             if (block_m == 256 && block_n < 128) continue;
             int splits = 0;
-            if (!fp8_gemm_fits_registers(p.mode, block_m, block_n, wgs, &splits, p.reserved_regs) ||
+            if (!fp8_gemm_fits_registers(p.mode, block_m, block_n, wgs, &splits, p.consumer_reserved_regs(wgs)) ||
                 !n_split_allowed(p, splits))
                 continue;
             if (fp8_gemm_smem_bytes(p.mode, block_m, block_n, 3) > p.max_smem_bytes) continue;  // >= 3 stages
@@ -340,7 +341,7 @@ Fp8GemmConfig forced_config(const Fp8GemmProblem& p) {
     int splits = 0;
     TESSERA_CHECK((c.block_m == 64 || c.block_m == 128 || c.block_m == 256) && fp8_gemm_block_n_legal(p.mode, c.block_n) &&
                       fp8_gemm_fits_registers(p.mode, c.block_m, c.block_n, c.num_math_warpgroups, &splits,
-                                              p.reserved_regs, c.ctas_per_sm) &&
+                                              p.consumer_reserved_regs(c.num_math_warpgroups), c.ctas_per_sm) &&
                       fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, 2, c.split_k) <= q.max_smem_bytes,
                   "TESSERA_FP8_CONFIG: tile ", c.block_m, "x", c.block_n, " is not legal for this kernel");
     TESSERA_CHECK(p.block_m == 0 || c.block_m == p.block_m, "TESSERA_FP8_CONFIG: this problem fixes the tile's rows to ",

@@ -22,6 +22,10 @@ struct Fp8GemmProblem {
     // k-grouped pairs: both CTAs of a cluster must stay in one group, so each group's tile count must be even.
     bool pairs_need_even_group_tiles = false;
     int reserved_regs = 32;      // consumer registers outside the accumulators (48 for kinds that walk groups)
+    int reserved_regs_two_wg = 0;  // > 0: the value for two-warpgroup tiles instead (masked: 32, so 128x192 runs whole)
+    int consumer_reserved_regs(int math_warpgroups) const {
+        return math_warpgroups == 2 && reserved_regs_two_wg > 0 ? reserved_regs_two_wg : reserved_regs;
+    }
     bool allow_split_k = false;  // dense 1D2D: tiles may be shared along K by the CTAs of a cluster
     bool allow_a_multicast = false;  // dense: pairs along N may share A (cluster_n = 2; rasterized along N)
     // Pairs along M may share B (cluster_m = 2): only the k-grouped opt-in plans them unforced (docs/perf/fp8_gemm.md

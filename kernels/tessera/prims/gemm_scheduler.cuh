@@ -90,8 +90,19 @@ struct GemmScheduler {
     uint32_t stride;
     uint32_t split_rank = 0;  // split-K: this CTA's share of the tile
     StreamKTag sk_tag{0};     // stream-K: the role of the tile next() returned last
-    // Group walk (psum, masked, k-grouped): the group holding ids [group_base, group_base + group_tiles).
-    uint32_t group = 0, group_base = 0, group_tiles = 0, group_m_blocks = 0, group_start = 0, group_end = 0;
+    // Group walk (psum, masked, k-grouped): the group holding ids [group_base, group_base + group_tiles()), rows
+    // [group_start(), group_end) of A. Only what cannot be derived is kept: this state is live across the consumers'
+    // mainloop, next to the accumulators (a masked 128x192 tile spilled with the derived values kept too).
+    uint32_t group = 0, group_base = 0, group_end = 0;
+    uint32_t psum_start = 0;  // psum: the aligned start of `group` (masked: group * M_max; k-grouped: 0)
+
+    __device__ uint32_t group_start() const {
+        if constexpr (kKind == kPsum) return psum_start;
+        else if constexpr (kKind == kMasked) return group * args.m;
+        else return 0;
+    }
+    __device__ uint32_t group_m_blocks() const { return ceil_div<uint32_t>(group_end - group_start(), kBlockM); }
+    __device__ uint32_t group_tiles() const { return group_m_blocks() * n_blocks(); }
 
     // first_id and num_ctas count CTAs; with split-K they are turned into cluster ids.
     __device__ GemmScheduler(const GemmSchedulerArgs& a, uint32_t first_id, uint32_t num_ctas)
@@ -108,20 +119,16 @@ struct GemmScheduler {
         if constexpr (kKind == kPsum) {
             const int32_t prev_end = g == 0 ? 0 : ptx::ld_global_nc(args.grouped_layout + g - 1);
             const int32_t end = ptx::ld_global_nc(args.grouped_layout + g);
-            group_start = g == 0 ? 0u : align_up<uint32_t>(static_cast<uint32_t>(max(prev_end, 0)), args.alignment);
-            group_end = max(static_cast<uint32_t>(max(end, 0)), group_start);
+            psum_start = g == 0 ? 0u : align_up<uint32_t>(static_cast<uint32_t>(max(prev_end, 0)), args.alignment);
+            group_end = max(static_cast<uint32_t>(max(end, 0)), psum_start);
         } else if constexpr (kKind == kMasked) {
             const int32_t rows = ptx::ld_global_nc(args.grouped_layout + g);
-            group_start = g * args.m;
-            group_end = group_start + min(static_cast<uint32_t>(max(rows, 0)), args.m);
+            group_end = group_start() + min(static_cast<uint32_t>(max(rows, 0)), args.m);
         } else {  // kKGrouped: every group has the full M; an empty K has no tiles
-            group_start = 0;
             group_end = args.group_k[g] == 0 ? 0u : args.m;
         }
-        group_m_blocks = ceil_div<uint32_t>(group_end - group_start, kBlockM);
-        group_tiles = group_m_blocks * n_blocks();
         if constexpr (kKind == kKGrouped && kClusterSize > 1) {
-            if (group_tiles % 2 != 0) __trap();  // a host planning error: a pair would straddle two groups
+            if (group_tiles() % 2 != 0) __trap();  // a host planning error: a pair would straddle two groups
         }
     }
 
@@ -153,23 +160,26 @@ struct GemmScheduler {
             return true;
         } else {
             // ids only grow, so the walk over groups is shared by all of this CTA's tiles.
-            while (id - group_base >= group_tiles) {
+            uint32_t tiles = group_tiles();
+            while (id - group_base >= tiles) {
                 if (group >= args.num_groups) return false;
-                group_base += group_tiles;
+                group_base += tiles;
                 load_group(group + 1);
                 if (group >= args.num_groups) return false;
+                tiles = group_tiles();
             }
-            Raster raster(group_m_blocks * kBlockM, args.n, 0, stride);
+            const uint32_t start = group_start();
+            Raster raster(group_m_blocks() * kBlockM, args.n, 0, stride);
             t.coord = raster.tile_at(id - group_base);
             t.group = group;
-            const uint32_t m0 = group_start + t.coord.m_block * kBlockM;
+            const uint32_t m0 = start + t.coord.m_block * kBlockM;
             t.valid_rows = min(static_cast<uint32_t>(kBlockM), group_end - m0);
             t.a_row = m0;
             if constexpr (kKind == kPsum) {
                 t.d_row = t.sfa_col = m0;
             } else if constexpr (kKind == kMasked) {
                 t.d_row = m0;
-                t.sfa_col = m0 - group_start;  // SFA map: [G * num_k_blocks][align(M_max, 4)]
+                t.sfa_col = m0 - start;  // SFA map: [G * num_k_blocks][align(M_max, 4)]
                 t.sf_k0 = group * args.num_k_blocks;
             } else {
                 t.d_row = group * args.m + m0;

@@ -173,8 +173,12 @@ struct Fp8GemmKernel {
     // along N into kNumNSplits batches that reuse one smaller temporary.
     static constexpr int kFinalRegs = kBlockN / 2;
     // Registers kept for addressing, scales and the scheduler; the group walk of psum/masked/k-grouped needs more
-    // (the host's fp8_gemm_fits_registers mirrors this).
-    static constexpr int kReservedRegs = kKind == prims::kDense || kKind == prims::kContiguous ? 32 : 48;
+    // (the host's Fp8GemmProblem::consumer_reserved_regs mirrors this). Masked two-warpgroup tiles fit in 32, so
+    // their 128x192 runs whole; its one-warpgroup tiles keep 48 (with 32, 64x144 became pipelined and spilled).
+    static constexpr int kReservedRegs =
+        kKind == prims::kDense || kKind == prims::kContiguous || (kKind == prims::kMasked && kNumMathWarpgroups == 2)
+            ? 32
+            : 48;
     static constexpr int kAccumBudget = kMathRegs - kReservedRegs;
     static constexpr int pick_num_n_splits() {
         for (int s = 1; s <= 4; s *= 2) {
@@ -813,9 +817,11 @@ struct Fp8GemmKernel {
                 if (tag.role() == prims::StreamKTag::kOwner && tag.count() > 0)
                     Epilogue::stream_k_gather(p, acc, tag);
             }
-            // Stream-K kernels take the warp index afresh here (threadIdx.x is free to read), so that it need not
-            // survive their mainloop in a register: with the stream-K code, the 256x128 kernels spilled it.
-            const uint32_t ewarp = kStreamK ? (threadIdx.x / 32) % 4 : warp;
+            // Stream-K and masked kernels take the warp index afresh here, so that it need not survive their mainloop
+            // in a register (the stream-K 256x128 and masked 128x192 kernels spilled it). Through a shuffle: ptxas
+            // must see it warp-uniform, or the epilogue's warp-0 branches count as divergent and the mainloop's
+            // wgmma descriptors move to vector registers (R2UR before every wgmma).
+            const uint32_t ewarp = kStreamK || kKind == prims::kMasked ? ptx::warp_id_uniform() % 4 : warp;
             if constexpr (kKind == prims::kContiguous) {
                 if (tile.row_mask) Epilogue::mask_padding_rows(p, acc, tile, wg, ewarp, lane);
             }
