@@ -232,6 +232,19 @@ bool fp8_gemm_block_n_legal(Fp8GemmMode mode, int block_n) {
     return true;
 }
 
+namespace {
+// Waves of tiles over the SMs; for a row-count hint (Fp8GemmProblem::m_is_hint), of the mean tile count over 0.75 m,
+// m and 1.25 m.
+std::int64_t plan_waves(const Fp8GemmProblem& p, int block_m, int block_n) {
+    const std::int64_t per_row_block = p.num_groups * ceil_div(p.n, block_n);
+    if (!p.m_is_hint) return ceil_div(per_row_block * ceil_div(p.m, block_m), p.num_sms);
+    std::int64_t row_blocks = 0;  // summed over the three row counts
+    for (const std::int64_t m : {std::max<std::int64_t>(1, p.m * 3 / 4), p.m, p.m * 5 / 4})
+        row_blocks += ceil_div(m, block_m);
+    return ceil_div(per_row_block * row_blocks, 3 * static_cast<std::int64_t>(p.num_sms));
+}
+}  // namespace
+
 Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
     TESSERA_ASSERT(p.m > 0 && p.n > 0 && p.k > 0 && p.num_sms > 0 && p.num_groups > 0);
     TESSERA_ASSERT(p.block_m == 0 || p.block_m == 64 || p.block_m == 128 || p.block_m == 256);
@@ -252,8 +265,7 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
                 !n_split_allowed(p, splits))
                 continue;
             if (fp8_gemm_smem_bytes(p.mode, block_m, block_n, 3) > p.max_smem_bytes) continue;  // >= 3 stages
-            const std::int64_t tiles = p.num_groups * ceil_div(p.m, block_m) * ceil_div(p.n, block_n);
-            const std::int64_t waves = ceil_div(tiles, p.num_sms);
+            const std::int64_t waves = plan_waves(p, block_m, block_n);
             // Per-tile time per 128-K block: the larger of tensor-core work and operand bytes (BM+BN, in the same
             // units: balanced at 128x128), plus a fixed cost for prologue and epilogue. Each 64-row wgmma batch
             // also pays a drain (wait_group, then the FP32 promotion) worth about 75 columns of work: measured on

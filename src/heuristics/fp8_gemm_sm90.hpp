@@ -21,6 +21,10 @@ struct Fp8GemmProblem {
     bool allow_cluster = true;   // multicast pairs need equal k-block counts (dense, contiguous; k-grouped opt-in)
     // k-grouped pairs: both CTAs of a cluster must stay in one group, so each group's tile count must be even.
     bool pairs_need_even_group_tiles = false;
+    // m is a hint (masked: expected_m; each group's real row count varies around it): tiles are counted as the mean
+    // over 0.75 m, m and 1.25 m, so a hint just under a tile boundary does not favor tiles that the heavier groups
+    // overflow (g32 e192, masked_m in 192 x U(0.7, 1.3): 64-row tiles need 3-4 blocks per group, 128-row tiles 2).
+    bool m_is_hint = false;
     int reserved_regs = 32;      // consumer registers outside the accumulators (48 for kinds that walk groups)
     int reserved_regs_two_wg = 0;  // > 0: the value for two-warpgroup tiles instead (masked: 32, so 128x192 runs whole)
     int consumer_reserved_regs(int math_warpgroups) const {

@@ -168,6 +168,7 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
     problem.num_sms = key.num_sms;
     problem.max_smem_bytes = max_smem_bytes;
     problem.num_groups = key.num_groups;
+    problem.m_is_hint = key.kind == GemmKind::kMasked;
     problem.block_m = key.block_m;
     const bool kgrouped = key.kind == GemmKind::kKGrouped;
     problem.allow_cluster = key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous ||
