@@ -352,3 +352,32 @@ TEST(Fp8GemmHeuristics, WgradTilesPayTheirEpilogue) {
     EXPECT_EQ(pick(576, 4096, 7168).block_n, 160);
     EXPECT_EQ(pick(4096, 2048, 512).block_n, 128);  // 28.8 us against 29.7 for 128x136, same waves
 }
+
+// Masked plans: expected_m is a hint (each group's rows vary around it), so tiles are counted over 0.75, 1 and 1.25 x
+// the hint. At g32 e192 the heavier groups overflow three 64-row blocks but not two 128-row ones: H200, same kernels,
+// 128x192 ran 611.5 / 137.2 us against 641.2 / 145.6 for 64x192 (docs/perf/fp8_grouped.md v9). Two-warpgroup masked
+// tiles reserve 32 registers like dense, so 128x192 keeps one wgmma per k-step; one-warpgroup tiles keep 48.
+TEST(Fp8GemmHeuristics, MaskedRowsAreAHintAndItsTwoWarpgroupTilesRunWhole) {
+    Fp8GemmProblem p{192, 6144, 7168, Fp8GemmMode::k1D2D, 132, 232448};
+    p.num_groups = 32;
+    p.allow_cluster = false;
+    p.reserved_regs = 48;
+    p.reserved_regs_two_wg = 32;
+    EXPECT_EQ(p.consumer_reserved_regs(1), 48);
+    EXPECT_EQ(p.consumer_reserved_regs(2), 32);
+    EXPECT_EQ(choose_fp8_gemm_config(p).block_m, 64) << "a point estimate of 192 rows fits three 64-row blocks";
+    p.m_is_hint = true;
+    const Fp8GemmConfig c = choose_fp8_gemm_config(p);
+    EXPECT_EQ(c.block_m, 128) << c.describe();
+    EXPECT_EQ(c.block_n, 192) << c.describe();
+    int splits = 0;
+    EXPECT_TRUE(fp8_gemm_fits_registers(p.mode, 128, 192, 2, &splits, p.consumer_reserved_regs(2)));
+    EXPECT_EQ(splits, 1);
+    // Decode-sized groups stay on 64-row tiles whatever the spread.
+    p.m = 20;
+    EXPECT_EQ(choose_fp8_gemm_config(p).block_m, 64);
+    // Without a two-warpgroup value, both tile heights use reserved_regs.
+    Fp8GemmProblem q{192, 6144, 7168, Fp8GemmMode::k1D2D, 132, 232448};
+    q.reserved_regs = 48;
+    EXPECT_EQ(q.consumer_reserved_regs(2), 48);
+}
