@@ -152,7 +152,7 @@ struct GemmScheduler {
                 t.coord = raster.tile_at(id);
             }
             t.a_row = t.d_row = t.sfa_col = t.coord.m_block * kBlockM;
-            if constexpr (kKind == kContiguous) contiguous_tile(t, raster.num_m_blocks);
+            if constexpr (kKind == kContiguous) contiguous_tile(t, raster, id);
             if constexpr (kSplitK > 1) {
                 t.k_begin = split_rank * args.num_k_blocks / kSplitK;
                 t.num_k_blocks = (split_rank + 1) * args.num_k_blocks / kSplitK - t.k_begin;
@@ -235,17 +235,39 @@ struct GemmScheduler {
         return false;
     }
 
-    __device__ void contiguous_tile(GemmTile& t, uint32_t num_m_blocks) const {
+    // Contiguous without pairs reads the expert ids of this CTA's next tile one tile ahead: a tile's first read of
+    // grouped_layout otherwise sits, as a dependent global load, between the previous tile's epilogue and this
+    // tile's mainloop (the expert picks the B-scale rows and whether the tile loads at all).
+    static constexpr int32_t kNotRead = -2;  // ids are >= -1
+    int32_t ahead_first = kNotRead, ahead_last = kNotRead;
+
+    __device__ void contiguous_tile(GemmTile& t, const Raster& raster, uint32_t id) {
         const uint32_t m0 = t.a_row;
-        const int32_t expert = ptx::ld_global_nc(args.grouped_layout + m0);
+        const uint32_t last = min(m0 + static_cast<uint32_t>(kBlockM), args.m) - 1;
+        int32_t expert, last_expert;
+        if (kClusterSize == 1 && ahead_first != kNotRead) {
+            expert = ahead_first;
+            last_expert = ahead_last;
+        } else {
+            expert = ptx::ld_global_nc(args.grouped_layout + m0);
+            last_expert = ptx::ld_global_nc(args.grouped_layout + last);
+        }
+        if constexpr (kClusterSize == 1) {
+            ahead_first = ahead_last = kNotRead;
+            if (id + stride < raster.num_tiles) {
+                const uint32_t m1 = raster.tile_at(id + stride).m_block * kBlockM;
+                ahead_first = ptx::ld_global_nc(args.grouped_layout + m1);
+                ahead_last = ptx::ld_global_nc(args.grouped_layout + min(m1 + static_cast<uint32_t>(kBlockM), args.m) - 1);
+            }
+        }
         t.loads = expert >= 0;
         t.group = t.loads ? static_cast<uint32_t>(expert) : 0u;
-        const uint32_t last = min(m0 + static_cast<uint32_t>(kBlockM), args.m) - 1;
-        t.row_mask = t.loads && ptx::ld_global_nc(args.grouped_layout + last) < 0;
+        t.row_mask = t.loads && last_expert < 0;
         if constexpr (kClusterSize > 1) {
             // Both CTAs of the pair evaluate the same condition, so they agree on multicast.
             const uint32_t peer = t.coord.m_block ^ 1u;
-            const int32_t peer_expert = peer < num_m_blocks ? ptx::ld_global_nc(args.grouped_layout + peer * kBlockM) : -1;
+            const int32_t peer_expert =
+                peer < raster.num_m_blocks ? ptx::ld_global_nc(args.grouped_layout + peer * kBlockM) : -1;
             t.coord.multicast = t.coord.multicast && expert >= 0 && peer_expert == expert;
         } else {
             // Without a peer to keep in step, a zero tile skips the ring entirely.
