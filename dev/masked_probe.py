@@ -5,6 +5,7 @@ one forced tile, in one process, as:
     dense        fp8_gemm_nt 6144x6144x7168
     contig-g1    contiguous, one expert, 6144 rows        (contiguous code path, one B)
     contig-g6    contiguous, six experts of 1024 rows     (contiguous code path, six Bs: first touch per expert)
+    psum-g6      the same six experts as a psum layout    (psum code path: group walk, rows stored by TMA)
     masked-g1    masked, one group of 6144 rows (M_max 6144)  (masked code path, one B)
     masked-g6    masked, six groups of 1024 rows, M_max 1024  (masked code path, six Bs, no gaps between groups)
     masked-g6-4k masked, six groups of 1024 rows, M_max 4096  (the suite's layout)
@@ -46,6 +47,10 @@ def run_one(reps):
     six = torch.arange(M, dtype=torch.int32, device="cuda") // (M // G)
     cases["contig-g1"] = (lambda: t.m_grouped_fp8_gemm_nt_contiguous((a8, sfa_mn), (b8g, sfbg), d, one), d, M)
     cases["contig-g6"] = (lambda: t.m_grouped_fp8_gemm_nt_contiguous((a8, sfa_mn), (b8g, sfbg), d, six), d, M // G)
+    ends = torch.arange(1, G + 1, dtype=torch.int32, device="cuda") * (M // G)
+    cases["psum-g6"] = (lambda: t.m_grouped_fp8_gemm_nt_contiguous((a8, sfa_mn), (b8g, sfbg), d, ends,
+                                                                    use_psum_layout=True,
+                                                                    expected_m_for_psum_layout=M // G), d, M // G)
 
     def masked(groups, m_max):
         rows = M // groups
