@@ -18,7 +18,7 @@ $PY -c "import nanobind, pytest, numpy" 2>/dev/null || \
 # it (an offline machine) that test reports itself skipped.
 if ! command -v nvdisasm >/dev/null && ! $PY -c "import glob, nvidia; assert glob.glob(nvidia.__path__[0] + '/cu*/bin/nvdisasm')" \
         2>/dev/null; then
-    $PY -m pip install -q --disable-pip-version-check nvidia-cuda-nvdisasm || echo "setup: nvdisasm not installed"
+    $PY -m pip install -q --disable-pip-version-check "nvidia-cuda-nvdisasm>=12.8,<14" || echo "setup: nvdisasm not installed"
 fi
 if ! command -v nvcc >/dev/null; then
     for d in /usr/local/cuda/bin /usr/local/cuda-13.0/bin; do [ -x $d/nvcc ] && export PATH=$d:$PATH && break; done
