@@ -26,7 +26,7 @@ struct Fp8GemmProblem {
     // overflow (g32 e192, masked_m in 192 x U(0.7, 1.3): 64-row tiles need 3-4 blocks per group, 128-row tiles 2).
     bool m_is_hint = false;
     int reserved_regs = 32;      // consumer registers outside the accumulators (48 for kinds that walk groups)
-    int reserved_regs_two_wg = 0;  // > 0: the value for two-warpgroup tiles instead (masked: 32, so 128x192 runs whole)
+    int reserved_regs_two_wg = 0;  // > 0: the value for two-warpgroup tiles instead (all kinds: 32)
     int consumer_reserved_regs(int math_warpgroups) const {
         return math_warpgroups == 2 && reserved_regs_two_wg > 0 ? reserved_regs_two_wg : reserved_regs;
     }

@@ -172,13 +172,12 @@ struct Fp8GemmKernel {
     // accumulator, and for 1D1D the B scales of one wgmma. If that exceeds the budget, each k-block's wgmma is split
     // along N into kNumNSplits batches that reuse one smaller temporary.
     static constexpr int kFinalRegs = kBlockN / 2;
-    // Registers kept for addressing, scales and the scheduler; the group walk of psum/masked/k-grouped needs more
-    // (the host's Fp8GemmProblem::consumer_reserved_regs mirrors this). Masked two-warpgroup tiles fit in 32, so
-    // their 128x192 runs whole; its one-warpgroup tiles keep 48 (with 32, 64x144 became pipelined and spilled).
+    // Registers kept for addressing, scales and the scheduler (the host's Fp8GemmProblem::consumer_reserved_regs
+    // mirrors this). Two-warpgroup tiles of every kind fit in 32, so psum, masked and k-grouped 128x192 / 128x152 run
+    // whole; one-warpgroup tiles of the kinds that walk groups keep 48 (with 32, masked 64x144 became pipelined and
+    // spilled).
     static constexpr int kReservedRegs =
-        kKind == prims::kDense || kKind == prims::kContiguous || (kKind == prims::kMasked && kNumMathWarpgroups == 2)
-            ? 32
-            : 48;
+        kKind == prims::kDense || kKind == prims::kContiguous || kNumMathWarpgroups == 2 ? 32 : 48;
     static constexpr int kAccumBudget = kMathRegs - kReservedRegs;
     static constexpr int pick_num_n_splits() {
         for (int s = 1; s <= 4; s *= 2) {
