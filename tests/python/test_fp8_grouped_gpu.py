@@ -183,6 +183,18 @@ def test_contiguous_row_ids_edges(ms, n, k, tail):
         assert bool((p.d == 0).all()), "all rows are padding: D must be all zeros"
 
 
+@pytest.mark.parametrize("ms,n,k,tail", [
+    pytest.param([300, 0, 130, 0, 77], 2048, 1536, 0, id="empty-groups"),
+    pytest.param([1, 127, 128, 129, 255], 1024, 1024, 256, id="segment-edges-and-tail"),
+    pytest.param([200, 70], 576, 512, 128, id="small"),
+])
+def test_contiguous_psum_edges(ms, n, k, tail):
+    # Small enough for racecheck; the psum plans here are two-warpgroup 128-row tiles (32 reserved registers).
+    p = make_m_grouped(ms, n, k, psum=True, tail=tail)
+    run_contiguous(p, expected_m_for_psum_layout=max(1, sum(ms) // len(ms)))
+    check_m_grouped(p)
+
+
 @pytest.mark.parametrize("psum", [False, True], ids=["ids", "psum"])
 def test_contiguous_256_groups(psum):
     ms = random_counts(256, 48)
