@@ -21,7 +21,9 @@ cublas_bs = torch._scaled_mm with 1x128 / 128x128 FP32 block scales (1x128 / 1x1
 where torch or cuBLASLt refuses), torch_bf16 = torch.mm on the BF16 originals. The grouped suites have no cuBLASLt time
 in the baseline file, so their anchor is one dense per-tensor GEMM of equivalent work (cublas_pt_dense_Mtot: M_total x
 N x K; cublas_pt_dense_sumK: M x N x sum K, FP32 out; cublas_pt_rough_GxExp: (G * expected) x N x K, a rough stand-in
-for the masked work) and 'ours/dg_abs' compares absolute times across runs.
+for the masked work) and 'ours/dg_abs' compares absolute times across runs; 'ours/dg_cal' scales DeepGEMM's time by how
+this machine runs the file's two ceilings in the same run (cuBLASLt FP8 8192^3 for compute-bound rows, a device copy
+for memory-bound ones; printed before the tables).
 Every timed suite is bracketed by a canary (torch.mm BF16 8192^3, 10 calls): its times go into the JSON lines
 (canary_us, canary_steady) and the table warns when they differ by more than 5 %, i.e. when the card's speed changed
 during the suite.
@@ -546,6 +548,46 @@ def canary_verdict(times_us, tolerance=CANARY_TOLERANCE):
             f"against the baselines file are suspect")
 
 
+# ---- machine calibration (grouped suites) ---------------------------------------------------------------------------
+# DeepGEMM's grouped times are absolute times from the baselines file's machine and day; the same H200 model ran our
+# unchanged kernels up to ~8 % apart on different machines (docs/perf/fp8_grouped.md v10). So every run times the
+# file's two ceilings the same way (kineto, the same flush): cuBLASLt FP8 per-tensor at 8192^3 (file: PEAK_TFLOPS) and
+# a 2 GiB device copy (file: PEAK_TBPS, bytes read + written). A row's DeepGEMM time is scaled by the factor of the
+# ceiling that bounds the row (FLOPs at PEAK_TFLOPS against bytes at PEAK_TBPS): 'ours/dg_cal'.
+CAL_GEMM_MNK = (8192, 8192, 8192)
+CAL_COPY_BYTES = 2 << 30
+CALIBRATION = None  # {"compute": factor, "memory": factor, ...}: this machine's time over the file's; set by main()
+
+
+def measure_calibration(reps):
+    m, n, k = CAL_GEMM_MNK
+    a8 = randn(m, k).to(torch.float8_e4m3fn)
+    b8 = randn(n, k).to(torch.float8_e4m3fn)
+    gemm_us = time_us(cublas_per_tensor(a8, b8, torch.bfloat16), reps)
+    del a8, b8
+    src = torch.empty(CAL_COPY_BYTES, dtype=torch.int8, device="cuda").random_(-128, 127)
+    dst = torch.empty_like(src)
+    copy_us = time_us(lambda: dst.copy_(src), reps)
+    del src, dst
+    return calibration_factors(gemm_us, copy_us)
+
+
+def calibration_factors(gemm_us, copy_us):
+    """This machine's times for the two ceilings over the baselines file's (> 1: this machine is slower)."""
+    m, n, k = CAL_GEMM_MNK
+    file_gemm_us = 2 * m * n * k / (PEAK_TFLOPS * 1e6)
+    file_copy_us = 2 * CAL_COPY_BYTES / (PEAK_TBPS * 1e6)
+    return {"compute": gemm_us / file_gemm_us, "memory": copy_us / file_copy_us, "gemm_us": gemm_us,
+            "copy_us": copy_us}
+
+
+def calibrated_dg_us(dg_us, flops, nbytes, factors):
+    """(DeepGEMM's time scaled to this machine, the bound used): compute when FLOPs at the peak take longer than the
+    bytes at the copy bandwidth."""
+    bound = "compute" if flops / PEAK_TFLOPS >= nbytes / PEAK_TBPS else "memory"
+    return dg_us * factors[bound], bound
+
+
 def try_time(name, fn, reps, ours):
     """(µs, status). Ours: NotImplementedError / AttributeError -> 'unavailable'. Baselines: RuntimeError or
     ValueError (torch reports a refused scale layout as ValueError) -> 'unsupported'. Anything else -> 'error'.
@@ -588,6 +630,9 @@ def measure(row, reps):
         r["vs_dg"] = pt / r["dg_over_cublas_pt_file"] if pt else None
     elif dg:  # grouped: the baseline file has no cuBLASLt time for these shapes
         r["ours_over_dg_abs"] = ours / dg if ours else None
+        if CALIBRATION:
+            r["dg_cal_us"], r["cal_bound"] = calibrated_dg_us(dg, row.flops, row.nbytes, CALIBRATION)
+            r["ours_over_dg_cal"] = ours / r["dg_cal_us"] if ours else None
 
 
 # ---- output ----------------------------------------------------------------------------------------------------------
@@ -618,7 +663,8 @@ def print_table(suite, rows, canary=()):
         if suite == "deepgemm-dense":
             cols += [("dg/cublas_pt(file)", "dg_over_cublas_pt_file", ".2f"), ("vs_dg", "vs_dg", ".2f")]
         else:
-            cols += [("ours/dg_abs", "ours_over_dg_abs", ".2f")]
+            cols += [("ours/dg_abs", "ours_over_dg_abs", ".2f"), ("dg_cal_us", "dg_cal_us", ".1f"),
+                     ("ours/dg_cal", "ours_over_dg_cal", ".2f")]
         cols += [("config", "config", "")]
     table = [[h for h, _, _ in cols]]
     for row in rows:
@@ -648,7 +694,7 @@ def geomeans(rows):
     buckets = {}
     for row in rows:
         buckets.setdefault(row.bucket, []).append(row)
-    keys = ["vs_dg", "ours_over_dg_abs"] + [f"ours_over_{n}" for n in (rows[0].baselines or {})]
+    keys = ["vs_dg", "ours_over_dg_abs", "ours_over_dg_cal"] + [f"ours_over_{n}" for n in (rows[0].baselines or {})]
     for bucket, members in buckets.items():
         parts = []
         for key in keys:
@@ -771,6 +817,17 @@ def main(argv=None):
               f"commit {meta['commit']}, median of {args.reps}, timer {args.timer}, flush {args.flush_mib} MiB "
               f"({args.flush_kind})")
 
+    global CALIBRATION
+    if {"deepgemm-grouped-contiguous", "deepgemm-masked", "deepgemm-kgrouped"} & set(suites):
+        try:
+            CALIBRATION = measure_calibration(args.reps)
+        except Exception as e:  # noqa: BLE001  (the suites still run; their rows then carry no calibrated ratio)
+            print(f"calibration failed: {type(e).__name__}: {str(e)[:200]}")
+    if CALIBRATION:
+        meta["calibration"] = {key: round(v, 4) for key, v in CALIBRATION.items()}
+        print(f"calibration: cuBLASLt FP8 {'x'.join(map(str, CAL_GEMM_MNK))} {CALIBRATION['gemm_us']:.1f} us "
+              f"(x{CALIBRATION['compute']:.3f} the file's {PEAK_TFLOPS:.0f} TFLOPS), {CAL_COPY_BYTES >> 30} GiB copy "
+              f"{CALIBRATION['copy_us']:.1f} us (x{CALIBRATION['memory']:.3f} the file's {PEAK_TBPS} TB/s)")
     by_suite, canaries = {}, {}
     for suite in suites:
         rows = by_suite.setdefault(suite, [])

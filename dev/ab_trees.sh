@@ -15,7 +15,7 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do trees+=("$1"); shift; done
 export TESSERA_CACHE_DIR=${TESSERA_CACHE_DIR:-/tmp/tessera-cache}
 suite() {  # suite PYTHONPATH: the rows and geomeans of bench/run.py "$@"
     local pp=$1; shift
-    PYTHONPATH=$pp timeout 300 python3 bench/run.py "$@" 2>&1 | grep -E "^ *(g[0-9]|1d).*block|geomean|WARN|rror"
+    PYTHONPATH=$pp timeout 300 python3 bench/run.py "$@" 2>&1 | grep -E "^ *(g[0-9]|1d).*block|geomean|WARN|rror|calibration"
 }
 {
   for t in "${trees[@]}"; do

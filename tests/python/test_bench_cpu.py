@@ -45,3 +45,19 @@ def test_flush_kind_picks_memset_or_read(run, monkeypatch):
     monkeypatch.setattr(run, "FLUSH_KIND", "read")
     run.flush_l2()
     assert calls == ["memset", "read"]
+
+
+def test_calibration_factors_compare_with_the_file(run):
+    file_gemm_us = 2 * 8192 ** 3 / (run.PEAK_TFLOPS * 1e6)
+    file_copy_us = 2 * run.CAL_COPY_BYTES / (run.PEAK_TBPS * 1e6)
+    f = run.calibration_factors(file_gemm_us * 1.05, file_copy_us * 0.98)
+    assert abs(f["compute"] - 1.05) < 1e-9 and abs(f["memory"] - 0.98) < 1e-9
+
+
+def test_calibrated_dg_uses_the_rows_bound(run):
+    factors = {"compute": 1.05, "memory": 0.98}
+    # masked g32 e192 6144x7168 (compute-bound) and g6 e20 4096x2048 (the active experts' weights: memory-bound)
+    dg, bound = run.calibrated_dg_us(540.4, 2 * 6221 * 6144 * 7168, 6221 * 7168 + 32 * 6144 * 7168, factors)
+    assert bound == "compute" and abs(dg - 540.4 * 1.05) < 1e-9
+    dg, bound = run.calibrated_dg_us(23.7, 2 * 118 * 4096 * 2048, 118 * 2048 + 6 * 4096 * 2048, factors)
+    assert bound == "memory" and abs(dg - 23.7 * 0.98) < 1e-9
