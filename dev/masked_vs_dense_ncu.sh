@@ -8,6 +8,8 @@
 #
 #   dev/masked_vs_dense_ncu.sh   (on the GPU machine after dev/build_gpu.sh; about 2 minutes; reports under $OUT)
 #   TILE=128x192 MASKED="194 6144 7168 --masked 32" dev/masked_vs_dense_ncu.sh   (another tile and masked case)
+#   TILE=128x192 MASKED="6144 6144 7168 --contiguous 1" dev/masked_vs_dense_ncu.sh   (MASKED: any bench/one_gemm.py
+#   arguments; here contiguous with one expert, the same work as the dense run)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
