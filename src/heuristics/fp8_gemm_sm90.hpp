@@ -25,7 +25,7 @@ struct Fp8GemmProblem {
     // over 0.75 m, m and 1.25 m, so a hint just under a tile boundary does not favor tiles that the heavier groups
     // overflow (g32 e192, masked_m in 192 x U(0.7, 1.3): 64-row tiles need 3-4 blocks per group, 128-row tiles 2).
     bool m_is_hint = false;
-    int reserved_regs = 32;      // consumer registers outside the accumulators (48 for kinds that walk groups)
+    int reserved_regs = 32;  // consumer registers outside the accumulators (48: one-warpgroup tiles that walk groups)
     int reserved_regs_two_wg = 0;  // > 0: the value for two-warpgroup tiles instead (all kinds: 32)
     int consumer_reserved_regs(int math_warpgroups) const {
         return math_warpgroups == 2 && reserved_regs_two_wg > 0 ? reserved_regs_two_wg : reserved_regs;

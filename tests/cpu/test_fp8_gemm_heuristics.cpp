@@ -74,19 +74,25 @@ TEST(Fp8GemmHeuristics, GroupedProblemsRespectTheLayoutAndTheKernelLimits) {
     EXPECT_EQ(choose_fp8_gemm_config(contiguous).block_m, 128);
     contiguous.block_m = 64;
     EXPECT_EQ(choose_fp8_gemm_config(contiguous).block_m, 64);
-    // Kinds that walk groups: no cluster, and the accumulators leave 48 registers (no 128x192 1D2D, no 128x160 1D1D).
+    // Kinds that walk groups, as the host plans them (ops::fp8_problem): no cluster, and the accumulators leave 48
+    // registers on one-warpgroup tiles and 32 on two-warpgroup tiles (the kernel's kReservedRegs).
     for (Fp8GemmMode mode : {Fp8GemmMode::k1D2D, Fp8GemmMode::k1D1D})
         for (std::int64_t m : {1, 20, 192, 1024, 4096, 7168})
             for (int groups : {1, 6, 32}) {
-                Fp8GemmProblem p{m, 4096, 2048, mode, 132, 232448};
-                p.num_groups = groups;
-                p.allow_cluster = false;
-                p.reserved_regs = 48;
+                const tessera::ops::GemmKind kind =
+                    mode == Fp8GemmMode::k1D1D ? tessera::ops::GemmKind::kKGrouped : tessera::ops::GemmKind::kMasked;
+                const tessera::ops::Fp8PlanKey key{m, 4096, 2048, mode, kind, groups, 0, 132, 0};
+                const Fp8GemmProblem p = tessera::ops::fp8_problem(key, 232448);
+                EXPECT_EQ(p.consumer_reserved_regs(1), 48);
+                EXPECT_EQ(p.consumer_reserved_regs(2), 32);
                 const Fp8GemmConfig c = choose_fp8_gemm_config(p);
-                SCOPED_TRACE(testing::Message() << "mode " << int(mode) << " m " << m << " groups " << groups);
-                EXPECT_EQ(c.cluster_m * c.cluster_n, 1);
-                EXPECT_TRUE(fp8_gemm_fits_registers(mode, c.block_m, c.block_n, c.num_math_warpgroups, nullptr, 48));
+                SCOPED_TRACE(testing::Message() << "mode " << int(mode) << " m " << m << " groups " << groups << ": "
+                                                << c.describe());
+                if (!p.allow_cluster) EXPECT_EQ(c.cluster_m * c.cluster_n, 1);  // (k-grouped pairs are an opt-in)
+                EXPECT_TRUE(fp8_gemm_fits_registers(mode, c.block_m, c.block_n, c.num_math_warpgroups, nullptr,
+                                                    c.num_math_warpgroups == 2 ? 32 : 48));
             }
+    // The 48-register reserve is what keeps a two-warpgroup 128x192 from running whole (one wgmma per k-step).
     EXPECT_FALSE(fp8_gemm_fits_registers(Fp8GemmMode::k1D2D, 128, 192, 2, nullptr, 48) &&
                  [] { int s = 0; fp8_gemm_fits_registers(Fp8GemmMode::k1D2D, 128, 192, 2, &s, 48); return s == 1; }());
 }
