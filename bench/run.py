@@ -507,6 +507,7 @@ def time_us_kineto(fn, reps):
 
 def time_us_events(fn, reps):
     """Median µs of `fn` between CUDA events."""
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
     for _ in range(reps):
         flush_l2()

@@ -9,7 +9,8 @@ OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 export PYTHONPATH=${PYTHONPATH:-$PWD/build-gpu/python} TESSERA_CACHE_DIR=${TESSERA_CACHE_DIR:-/tmp/tessera-cache}
 PYT="python3 -m pytest -q -p no:cacheprovider"
-suite() { timeout 170 python3 bench/run.py "$@" 2>&1 | grep -E "^ *(g[0-9]|1d|[0-9]).*(block|us)|geomean|WARN|calibration"; }
+# the table rows, geomeans and warnings; not the JSON lines (they start with "{" and repeat the rows)
+suite() { timeout 170 python3 bench/run.py "$@" 2>&1 | grep -v "^{" | grep -E "^ *(g[0-9]|1d|[0-9]).*(block|us)|geomean|WARN|calibration"; }
 {
   echo "=== tests"
   timeout 200 $PYT tests/python/test_fp8_gemm_gpu.py tests/python/test_fp8_grouped_gpu.py \

@@ -47,6 +47,35 @@ def test_flush_kind_picks_memset_or_read(run, monkeypatch):
     assert calls == ["memset", "read"]
 
 
+def test_events_timer_times_each_call_after_a_flush(run, monkeypatch):
+    """--timer events: its CUDA events are its own (it once named two that no code defined, so the option crashed)."""
+    log = []
+
+    class FakeEvent:  # a CUDA event whose elapsed time is the number of calls recorded between the two
+        def __init__(self, enable_timing=False):
+            self.at = None
+
+        def record(self):
+            self.at = len(log)
+
+        def synchronize(self):
+            pass
+
+        def elapsed_time(self, other):
+            return (other.at - self.at) / 1e3  # ms
+
+    class Cuda:
+        Event = FakeEvent
+
+    class Torch:
+        cuda = Cuda
+
+    monkeypatch.setattr(run, "torch", Torch)
+    monkeypatch.setattr(run, "flush_l2", lambda: log.append("flush"))
+    assert run.time_us_events(lambda: log.append("call"), 5) == 1.0  # 1 call between the events = 1 "µs"
+    assert log == ["flush", "call"] * 5
+
+
 def test_calibration_factors_compare_with_the_file(run):
     file_gemm_us = 2 * 8192 ** 3 / (run.PEAK_TFLOPS * 1e6)
     file_copy_us = 2 * run.CAL_COPY_BYTES / (run.PEAK_TBPS * 1e6)
