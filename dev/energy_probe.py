@@ -74,6 +74,23 @@ def make_fn(kind, m, n, k, groups):
             tessera._C.fp8_gemm_config(m, n, k, 0, torch.cuda.current_device()))
 
 
+def timed_loop(fn, seconds, start, end, after_batch=None):
+    """Calls fn back to back in batches of 10 for `seconds` between CUDA events `start` and `end` (each batch is
+    synchronized on `end`, then after_batch runs); returns the number of calls."""
+    calls = 0
+    start.record()
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        for _ in range(10):
+            fn()
+        calls += 10
+        end.record()
+        end.synchronize()
+        if after_batch is not None:
+            after_batch()
+    return calls
+
+
 def worker(spec, seconds):
     import torch
 
@@ -103,15 +120,7 @@ def worker(spec, seconds):
     thread = threading.Thread(target=sample, daemon=True)
     thread.start()
     e0 = nvml.energy_mj()
-    start.record()
-    calls = 0
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < seconds:
-        for _ in range(10):
-            fn()
-        calls += 10
-        end.record()
-        end.synchronize()
+    calls = timed_loop(fn, seconds, start, end)
     e1 = nvml.energy_mj()
     stop.set()
     thread.join()

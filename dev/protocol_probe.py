@@ -22,7 +22,7 @@ def main():
     import torch
 
     import run as bench
-    from energy_probe import Nvml, make_fn
+    from energy_probe import Nvml, make_fn, timed_loop
 
     bench.import_tessera()
     nvml = Nvml(torch.cuda.current_device())
@@ -49,17 +49,9 @@ def main():
         return statistics.median(out)
 
     def sustained(fn, seconds=1.5):
-        calls, samples = 0, []
+        samples = []
         torch.cuda.synchronize()
-        t0 = time.monotonic()
-        s0.record()
-        while time.monotonic() - t0 < seconds:
-            for _ in range(10):
-                fn()
-            calls += 10
-            e1.record()
-            e1.synchronize()
-            samples.append((nvml.power_w(), nvml.sm_mhz()))
+        calls = timed_loop(fn, seconds, s0, e1, lambda: samples.append((nvml.power_w(), nvml.sm_mhz())))
         tail = samples[len(samples) // 2:]
         return (1e3 * s0.elapsed_time(e1) / calls, statistics.median(p for p, _ in tail),
                 statistics.median(c for _, c in tail))
