@@ -47,8 +47,9 @@ def test_flush_kind_picks_memset_or_read(run, monkeypatch):
     assert calls == ["memset", "read"]
 
 
-def test_events_timer_times_each_call_after_a_flush(run, monkeypatch):
-    """--timer events: its CUDA events are its own (it once named two that no code defined, so the option crashed)."""
+def test_events_and_sustained_timers(run, monkeypatch):
+    """--timer events: its CUDA events are its own (it once named two that no code defined, so the option crashed);
+    --timer sustained: a back-to-back loop without flushes."""
     log = []
 
     class FakeEvent:  # a CUDA event whose elapsed time is the number of calls recorded between the two
@@ -74,6 +75,13 @@ def test_events_timer_times_each_call_after_a_flush(run, monkeypatch):
     monkeypatch.setattr(run, "flush_l2", lambda: log.append("flush"))
     assert run.time_us_events(lambda: log.append("call"), 5) == 1.0  # 1 call between the events = 1 "µs"
     assert log == ["flush", "call"] * 5
+    # --timer sustained: back to back, no flush, at least `reps` calls (whole batches of 10), the mean per call
+    log.clear()
+    monkeypatch.setattr(run, "SUSTAINED_SECONDS", 0.0)
+    monkeypatch.setattr(run, "SUSTAINED_WARMUP_SECONDS", 0.0)
+    monkeypatch.setattr(run, "TIMER", "sustained")
+    assert run.time_us(lambda: log.append("call"), 25, warmup=0) == 1.0
+    assert log == ["call"] * 30
 
 
 def test_calibration_factors_compare_with_the_file(run):
