@@ -15,6 +15,9 @@ calls. --timer events: CUDA events around each call instead, which also counts t
 kernels read slower). --timer sustained: the mean per call of a 1 s back-to-back loop without flushes, as a training
 or serving loop runs (the H200 then sits at its 700 W cap; large GEMMs read 15-20 % slower than flushed, and their
 ratio to cuBLASLt changes: docs/perf/fp8_gemm.md v15); 'vs_dg' then mixes protocols, read ours/cuBLASLt instead.
+Only rows whose kernels run well above the host's time per call (tens of µs) and whose operands exceed L2 mean what
+they say there: without flushes small working sets stay in L2, and short kernels time the host (torch._scaled_mm
+needs ~20 µs of host time per call, so its M = 1 and M = 128 rows read ~22-30 µs).
 DeepGEMM's numbers were taken on another day (kineto, 2 GB flush, mean
 of 20), so the fair comparison is relative to the same-run cuBLASLt anchor: 'vs_dg' = (ours / cuBLASLt per-tensor,
 this run) / (DeepGEMM / cuBLASLt per-tensor, baseline file); below 1 means ahead of DeepGEMM.
@@ -526,7 +529,8 @@ def time_us_events(fn, reps):
 
 # --timer sustained: calls back to back, no flush, for SUSTAINED_SECONDS after SUSTAINED_WARMUP_SECONDS, as a training
 # or serving loop runs them. The H200 then holds its 700 W cap and large GEMMs run 15-20 % slower than in the
-# flush-separated bursts the default protocol times (docs/perf/fp8_gemm.md v15).
+# flush-separated bursts the default protocol times (docs/perf/fp8_gemm.md v15). Short kernels time the host instead
+# (a loop cannot outrun its launches), and operands that fit in L2 stay there.
 SUSTAINED_SECONDS = 1.0
 SUSTAINED_WARMUP_SECONDS = 0.5
 
