@@ -10,6 +10,8 @@ stay exact; still, run the GPU tests against a patched cache before trusting a t
 Modes (applied to every FFMA in a run of at least --min-run consecutive FFMAs):
     yield-all   clear the reuse flags, set the yield hint (control bit 109 = 0) on every FFMA
     yield-none  clear the yield hint (bit 109 = 1) on every FFMA, reuse flags kept
+    reuse-none  clear the reuse flags only, yield hints kept: what ptxas's operand reuse is worth on its own (the
+                contiguous 128x192 promotion carries 34 reuse flags on 96 FFMAs, dense 43; docs/perf/fp8_grouped.md v11)
 SASS control field (bits 105-125 of each 128-bit instruction): stall 105-108, yield 109, write barrier 110-112,
 read barrier 113-115, wait mask 116-121, reuse 122-125. ptxas 13.0 alternates bit 109 = 0 / 1 along such runs, the
 instruction that sets a reuse flag keeping bit 109 = 1. The cache frame is disk_cache.cpp's: "TSRCUB01", payload
@@ -72,6 +74,8 @@ def patch_elf(elf, mode, min_run):
                     lo, hi = words[t]
                     if mode == "yield-all":
                         new = hi & ~(0xF << 58) & ~(1 << 45)
+                    elif mode == "reuse-none":
+                        new = hi & ~(0xF << 58)
                     else:
                         new = hi | (1 << 45)
                     if new != hi:
@@ -84,7 +88,7 @@ def patch_elf(elf, mode, min_run):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("cache")
-    parser.add_argument("--mode", choices=["yield-all", "yield-none"], required=True)
+    parser.add_argument("--mode", choices=["yield-all", "yield-none", "reuse-none"], required=True)
     parser.add_argument("--match", default="fp8_gemm", help="regex on the spec line of kernel.cu")
     parser.add_argument("--min-run", type=int, default=16)
     args = parser.parse_args()
