@@ -63,6 +63,11 @@ struct Torch {
     // The exact types the table is used for: torch.Tensor and nn.Parameter. Subclasses (FakeTensor, DTensor, ...)
     // may carry no real storage, which torch's table does not expect; they take the attribute path.
     PyTypeObject* exchange_types[2] = {nullptr, nullptr};
+    // The C getter behind `is_cuda` on those exact types, called directly: the generic attribute lookup around it
+    // (type and instance dictionaries) cost about as much as the getter itself, five times per GEMM call. Null: use
+    // the attribute.
+    getter is_cuda_get = nullptr;
+    void* is_cuda_closure = nullptr;
     int exchange_checks = 0;   // conversions compared with the attribute path so far (from_torch)
     int stream_checks = 0;     // stream queries compared with raw_stream so far (stream_for)
 };
@@ -91,6 +96,28 @@ const DlpackExchangeApi* find_exchange_api(nb::handle tensor_type) {
     return table;
 }
 
+// Takes `is_cuda`'s getter only where the attribute, read on each exact type, is the same C getset descriptor (as in
+// every torch with the exchange table): then calling its getter is what the attribute read does.
+void find_is_cuda_getter(Torch& a) {
+    PyObject* descr = nullptr;
+    for (PyTypeObject* type : a.exchange_types) {
+        if (type == nullptr) continue;
+        PyObject* d = PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), "is_cuda");
+        if (d == nullptr) {
+            PyErr_Clear();
+            return;
+        }
+        Py_DECREF(d);  // the descriptor lives in torch's base class for the life of the process
+        if (!Py_IS_TYPE(d, &PyGetSetDescr_Type) || (descr != nullptr && d != descr)) return;
+        descr = d;
+    }
+    if (descr == nullptr) return;
+    const PyGetSetDef* def = reinterpret_cast<PyGetSetDescrObject*>(descr)->d_getset;
+    if (def == nullptr || def->get == nullptr) return;
+    a.is_cuda_get = def->get;
+    a.is_cuda_closure = def->closure;
+}
+
 Torch* torch_api() {
     static Torch* api = nullptr;
     if (api != nullptr) return api;
@@ -112,6 +139,7 @@ Torch* torch_api() {
     a->exchange_types[0] = reinterpret_cast<PyTypeObject*>(a->tensor_type);
     if (nb::hasattr(t, "nn") && nb::hasattr(t.attr("nn"), "Parameter"))
         a->exchange_types[1] = reinterpret_cast<PyTypeObject*>(t.attr("nn").attr("Parameter").ptr());
+    find_is_cuda_getter(*a);
     api = a;
     return api;
 }
@@ -258,7 +286,8 @@ TensorRef from_torch(Torch& api, nb::handle obj, const char* name) {
     const PyTypeObject* type = Py_TYPE(obj.ptr());
     if (api.exchange != nullptr && (type == api.exchange_types[0] || type == api.exchange_types[1])) {
         // Only CUDA tensors: torch's table can crash on a meta tensor, and other devices are errors anyway.
-        PyObject* cuda = PyObject_GetAttr(obj.ptr(), tensor_attrs().is_cuda.ptr());
+        PyObject* cuda = api.is_cuda_get != nullptr ? api.is_cuda_get(obj.ptr(), api.is_cuda_closure)
+                                                     : PyObject_GetAttr(obj.ptr(), tensor_attrs().is_cuda.ptr());
         if (cuda == nullptr) throw nb::python_error();
         Py_DECREF(cuda);  // Py_True / Py_False are immortal singletons, compared by address
         TensorRef ref;

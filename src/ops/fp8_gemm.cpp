@@ -84,7 +84,7 @@ Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const Tensor
 
     const int device = a.device.index;
     const Fp8GemmMode mode = fp32_out ? Fp8GemmMode::k1D1D : Fp8GemmMode::k1D2D;
-    ops::Fp8PlanKey key{m, n, k, mode, GemmKind::kDense, 1, 0, get_num_sms(), device};
+    ops::Fp8PlanKey key{m, n, k, mode, GemmKind::kDense, 1, 0, ops::plan_num_sms(device), device};
     key.stream_k = ops::stream_k_allowed(stream);
     const ops::Fp8Plan& plan = ops::fp8_plan(key, kOp);
     const heuristics::Fp8GemmConfig& c = plan.config;
@@ -130,7 +130,7 @@ std::string fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, Fp8R
     ops::check_tma_k({"fp8_gemm_config", "k"}, k);
     ops::check_tma_n({"fp8_gemm_config", "n"}, n, recipe == Fp8Recipe::k1D1D ? 4 : 8);
     const Fp8GemmMode mode = recipe == Fp8Recipe::k1D1D ? Fp8GemmMode::k1D1D : Fp8GemmMode::k1D2D;
-    ops::Fp8PlanKey key{m, n, k, mode, GemmKind::kDense, 1, 0, get_num_sms(), device};
+    ops::Fp8PlanKey key{m, n, k, mode, GemmKind::kDense, 1, 0, ops::plan_num_sms(device), device};
     key.stream_k = options().fp8_stream_k;  // the plan of a launch outside graph capture
     return ops::fp8_plan(key, "fp8_gemm_config").config.describe();
 }

@@ -272,6 +272,12 @@ const Fp8Plan& fp8_plan(const Fp8PlanKey& key, const char* op) {
     return stored;
 }
 
+int plan_num_sms(int device) {
+    const int all = runtime::device_info(device).num_sms;
+    const int set = options().num_sms;
+    return set > 0 && set < all ? set : all;
+}
+
 bool stream_k_allowed(Stream stream) {
     if (!options().fp8_stream_k) return false;
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;

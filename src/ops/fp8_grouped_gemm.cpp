@@ -180,7 +180,7 @@ Fp8GemmStatus m_grouped_fp8_gemm_nt_contiguous(const TensorRef& a, const TensorR
 
     const int device = a.device.index;
     const ops::Fp8PlanKey key =
-        contiguous_key(m, n, k, groups, use_psum_layout, expected_m, block_m, get_num_sms(), device);
+        contiguous_key(m, n, k, groups, use_psum_layout, expected_m, block_m, ops::plan_num_sms(device), device);
     const ops::Fp8Plan& plan = ops::fp8_plan(key, kOp);
     const heuristics::Fp8GemmConfig& c = plan.config;
     ops::Fp8GemmParams params{};
@@ -237,7 +237,7 @@ Fp8GemmStatus m_grouped_fp8_gemm_nt_masked(const TensorRef& a, const TensorRef& 
     if (!sfb.is_contiguous()) return Fp8GemmStatus::kNeedsSfbLayout;
 
     const int device = a.device.index;
-    const ops::Fp8PlanKey key = masked_key(m_max, n, k, groups, expected_m, get_num_sms(), device);
+    const ops::Fp8PlanKey key = masked_key(m_max, n, k, groups, expected_m, ops::plan_num_sms(device), device);
     const ops::Fp8Plan& plan = ops::fp8_plan(key, kOp);
     const heuristics::Fp8GemmConfig& c = plan.config;
     ops::Fp8GemmParams params{};
@@ -300,7 +300,7 @@ Fp8GemmStatus k_grouped_fp8_gemm_nt_contiguous(const TensorRef& a, const TensorR
     if (!ops::sf_mn_major_aligned(sfb, n, sf_k)) return Fp8GemmStatus::kNeedsSfbLayout;
 
     const int device = a.device.index;
-    const ops::Fp8PlanKey key = k_grouped_key(m, n, groups, get_num_sms(), device);
+    const ops::Fp8PlanKey key = k_grouped_key(m, n, groups, ops::plan_num_sms(device), device);
     const ops::Fp8Plan& plan = ops::fp8_plan(key, kOp);
     const heuristics::Fp8GemmConfig& c = plan.config;
     ops::Fp8GemmParams params{};
@@ -348,7 +348,7 @@ std::string fp8_grouped_gemm_config(Fp8GroupedKind kind, std::int64_t m, std::in
     const bool kgrouped = kind == Fp8GroupedKind::kKGrouped;
     if (!kgrouped) ops::check_tma_k({op, "k"}, k);  // k-grouped: K is per group, not part of the query
     ops::check_tma_n({op, "n"}, n, kgrouped ? 4 : 8);
-    const int num_sms = get_num_sms();
+    const int num_sms = ops::plan_num_sms(device);
     ops::Fp8PlanKey key{};
     switch (kind) {
     case Fp8GroupedKind::kContiguous:
