@@ -1,30 +1,36 @@
 #!/usr/bin/env bash
-# What ptxas's FFMA operand-reuse flags are worth (docs/perf/fp8_grouped.md v11: the contiguous 128x192 promotion
-# carries 34 reuse flags on 96 FFMAs, dense 43, and contiguous runs 2 % slower on the same work). Fills a kernel
-# cache, copies it with every promotion FFMA's reuse flags cleared (dev/sass_patch.py --mode reuse-none: hints only,
-# results unchanged), and times both caches in one call: dev/masked_probe.py 128x192 (dense, contiguous, psum,
-# masked on the same work) and the 256x128 dense row 4096x7168x16384. Prediction: if the 9 missing flags explain
-# the 2 %, clearing all 43 costs dense about 8 %.
+# What the promotion FFMAs' scheduling hints are worth (docs/perf/fp8_gemm.md v16): fills a kernel cache, copies it
+# once per patch in $PATCHES (dev/sass_patch.py modes; "reuse-max:4" passes --yield-every 4; hints only, results
+# unchanged and checked by both tools), and times every cache in one call: dev/masked_probe.py 128x192 (dense,
+# contiguous, psum, masked on the same work) and the 256x128 dense row 4096x7168x16384 through bench/sweep_fp8.py.
+# The base cache runs first and last, to show drift.
 #
-#   dev/build_gpu.sh && dev/reuse_ab.sh        (about 3 minutes; log in $OUT/reuse_ab.log)
+#   dev/build_gpu.sh && PATCHES="reuse-none reuse-max:0" dev/reuse_ab.sh     (about 1 minute per patch)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 export PYTHONPATH=${PYTHONPATH:-$PWD/build-gpu/python}
-BASE=/tmp/tessera-reuse-base PATCHED=/tmp/tessera-reuse-none
+PATCHES=${PATCHES:-reuse-none}
+BASE=/tmp/tessera-hints-base
+probe() { TESSERA_CACHE_DIR=$1 timeout 200 python3 dev/masked_probe.py 128x192 --reps 20 2>&1 | grep -v -i warn; }
 {
-  rm -rf "$BASE" "$PATCHED"
+  rm -rf "$BASE"
   echo "== fill"
-  TESSERA_CACHE_DIR=$BASE timeout 200 python3 dev/masked_probe.py 128x192 --reps 20 | grep -v -i warn
+  probe "$BASE"
   TESSERA_CACHE_DIR=$BASE timeout 100 python3 bench/sweep_fp8.py 4096 7168 16384 --reps 20 2>&1 | tail -2
-  cp -r "$BASE" "$PATCHED"
-  python3 dev/sass_patch.py "$PATCHED" --mode reuse-none --match "fp8_gemm"
-  echo "== patched (no reuse flags)"
-  TESSERA_CACHE_DIR=$PATCHED timeout 200 python3 dev/masked_probe.py 128x192 --reps 20 | grep -v -i warn
+  variants=()
+  for p in $PATCHES; do
+    dir=/tmp/tessera-hints-${p/:/-}
+    rm -rf "$dir" && cp -r "$BASE" "$dir"
+    mode=${p%%:*}; every=0; [[ $p == *:* ]] && every=${p#*:}
+    python3 dev/sass_patch.py "$dir" --mode "$mode" --yield-every "$every" --match "fp8_gemm" | sort | uniq -c | head -4
+    echo "== $p"
+    probe "$dir"
+    variants+=(--variant "TESSERA_CACHE_DIR=$dir")
+  done
   echo "== base again"
-  TESSERA_CACHE_DIR=$BASE timeout 200 python3 dev/masked_probe.py 128x192 --reps 20 | grep -v -i warn
-  echo "== 4096x7168x16384: base, then patched"
-  TESSERA_CACHE_DIR=$BASE timeout 100 python3 bench/sweep_fp8.py 4096 7168 16384 --reps 20 \
-      --variant TESSERA_CACHE_DIR=$PATCHED 2>&1 | tail -3
+  probe "$BASE"
+  echo "== 4096x7168x16384: base and each patch"
+  TESSERA_CACHE_DIR=$BASE timeout 200 python3 bench/sweep_fp8.py 4096 7168 16384 --reps 20 "${variants[@]}" 2>&1 | tail -6
 } 2>&1 | tee "$OUT/reuse_ab.log"
