@@ -14,9 +14,10 @@ Modes (applied to every FFMA in a run of at least --min-run consecutive FFMAs):
                 contiguous 128x192 promotion carries 34 reuse flags on 96 FFMAs, dense 43; docs/perf/fp8_grouped.md v11)
     reuse-max   keep the scale (operand b) in the reuse cache along each run of FFMAs that read the same scale
                 register: reuse flag and no yield (bit 109 = 1) on every FFMA whose successor reads that register in
-                slot b, except every --yield-every'th, which yields instead (0: never). ptxas reuses on every other
-                FFMA only, and the FFMAs between read two even registers (the accumulator and the scale): a register
-                bank conflict on half the promotion (docs/perf/fp8_gemm.md v16)
+                slot b, except every --yield-every'th FFMA of the run, which yields instead (0: never). The JIT
+                applies the same pass by default (TESSERA_JIT_FFMA_HINTS, src/jit/ffma_hints.cpp). ptxas reuses on
+                every other FFMA only, and the FFMAs between read two even registers (the accumulator and the
+                scale): a register bank conflict on half the promotion (docs/perf/fp8_gemm.md v16)
 SASS control field (bits 105-125 of each 128-bit instruction): stall 105-108, yield 109, write barrier 110-112,
 read barrier 113-115, wait mask 116-121, reuse 122-125. ptxas 13.0 alternates bit 109 = 0 / 1 along such runs, the
 instruction that sets a reuse flag keeping bit 109 = 1. The cache frame is disk_cache.cpp's: "TSRCUB01", payload
@@ -87,14 +88,10 @@ def patch_elf(elf, mode, min_run, yield_every=0):
             while j < len(words) and is_ffma[j]:
                 j += 1
             if j - i >= min_run:
-                run_pos = 0
                 for t in range(i, j):
                     lo, hi = words[t]
-                    if t > i and ((lo >> 32) & 0xFF) != ((words[t - 1][0] >> 32) & 0xFF):
-                        run_pos = 0  # a new scale register starts a new same-scale run
-                    if mode == "reuse-max":
-                        new = reuse_max(words, t, j, yield_every, run_pos)
-                        run_pos += 1
+                    if mode == "reuse-max":  # as src/jit/ffma_hints.cpp (the JIT's pass), yields counted along the run
+                        new = reuse_max(words, t, j, yield_every, t - i)
                         if new is None:
                             continue
                     elif mode == "yield-all":

@@ -25,6 +25,10 @@ struct Options {
     // Extra ptxas options for both compilers, space separated (e.g. "--register-usage-level=10"); part of the cache
     // key. For tuning the code generation; the defaults are what the benchmarks measured.
     std::string ptxas_options;
+    // Operand-reuse hints for the FP8 promotion (jit/ffma_hints.hpp), applied to 1D2D FP8 GEMM cubins after the
+    // compile: the scale stays in the reuse cache along each FFMA run and every n-th FFMA yields
+    // (TESSERA_JIT_FFMA_HINTS=n; 0 keeps ptxas's hints). Part of the cache key.
+    int ffma_hints = 4;
     // Tuning: force the FP8 GEMM config of dense and per-row contiguous calls, "BMxBN[:CMxCN][:sS]" (e.g.
     // "256x128:1x2", "64x112:s2"; contiguous keeps BM = its alignment's block); empty: the heuristic decides. For
     // sweeps (bench/sweep_fp8.py, bench/run.py); not for production use.

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "jit/ffma_hints.hpp"
 #include "jit/hash.hpp"
 #include "runtime/device.hpp"
 #include "runtime/driver.hpp"
@@ -137,6 +138,13 @@ const DiskCache* Jit::disk_cache() {
     return disk_cache_.get();
 }
 
+// The yield interval of the promotion's reuse hints for this kernel, or 0 where the pass does not run: 1D2D FP8 GEMMs
+// (the kinds it was measured on, docs/perf/fp8_gemm.md v16).
+int Jit::ffma_hints_for(const KernelSpec& spec) const {
+    if (options_.ffma_hints <= 0 || spec.family != Family::kFp8Gemm || spec.get("kMode") != 0) return 0;
+    return options_.ffma_hints;
+}
+
 std::string Jit::key(const KernelSpec& spec, const Compiler* with) {
     const Compiler& c = with ? *with : compiler();
     const std::string source = spec.render();
@@ -148,6 +156,7 @@ std::string Jit::key(const KernelSpec& spec, const Compiler* with) {
     includes = include_hasher_->digest_of_includes(source);
     Digest digest;
     digest.update(source).update(includes).update(c.signature()).update(c.flags()).update("sm_90a");
+    if (const int hints = ffma_hints_for(spec)) digest.update(detail::str_cat("ffma-hints-v1/", hints));
     return detail::str_cat("sm_", spec.arch, "a/", family_info(spec.family).name, "/", digest.hex());
 }
 
@@ -165,6 +174,7 @@ BuildResult Jit::build(const KernelSpec& spec, const Compiler* with) {
     const std::string source = spec.render();
     const std::string what = spec.describe();
     CompileResult compiled = c.compile(source, what);
+    if (const int hints = ffma_hints_for(spec)) apply_ffma_reuse_hints(compiled.cubin, hints);
     if (options_.print_compile || options_.ptxas_verbose) {
         std::fprintf(stderr, "[tessera] compiled %s with %s in %.3f s%s%s\n", what.c_str(), c.signature().c_str(),
                      compiled.seconds, options_.ptxas_verbose ? "\n" : "",

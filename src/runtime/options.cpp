@@ -101,6 +101,13 @@ Options Options::from_env() {
     }
     o.fp8_stream_k = env_flag({"TESSERA_FP8_STREAM_K"}, false);
     if (const char* ptxas = env_first({"TESSERA_JIT_PTXAS_OPTIONS"})) o.ptxas_options = ptxas;
+    if (const char* hints = env_first({"TESSERA_JIT_FFMA_HINTS"})) {
+        const std::string v(hints);
+        const bool digits = !v.empty() && v.size() <= 2 && v.find_first_not_of("0123456789") == std::string::npos;
+        TESSERA_CHECK(digits, "environment variable TESSERA_JIT_FFMA_HINTS: expected 0 (off) or a yield interval "
+                              "1..99, got '", v, "'");
+        o.ffma_hints = std::stoi(v);
+    }
     return o;
 }
 
