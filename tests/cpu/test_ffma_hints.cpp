@@ -102,6 +102,11 @@ TEST(FfmaHints, TheJitAppliesThePassTo1D2DKernelsOnlyAndKeysTheCacheOnIt) {
     jit::KernelSpec wgrad = dense;
     wgrad.set("kMode", 1);
     EXPECT_EQ(j_on.ffma_hints_for(wgrad), 0);
+    jit::KernelSpec contiguous = dense, masked = dense;
+    contiguous.set("kGemmKind", 1);
+    masked.set("kGemmKind", 3);
+    EXPECT_EQ(j_on.ffma_hints_for(contiguous), 0);  // measured slower with the pass
+    EXPECT_EQ(j_on.ffma_hints_for(masked), 4);
     EXPECT_NE(j_on.key(dense), j_off.key(dense));
     EXPECT_EQ(j_on.key(wgrad), j_off.key(wgrad));
     const std::string patched = j_on.build(dense).cubin, plain = j_off.build(dense).cubin;
