@@ -253,6 +253,9 @@ bool from_exchange(const DlpackExchangeApi& x, nb::handle obj, TensorRef& ref) {
         ref.strides[i] = v.strides != nullptr ? v.strides[i] : compact;
         compact *= v.shape[i];
     }
+    // A tensor with elements but no data pointer (torch 2.11 gives one for functional-tensor wrappers, which have no
+    // storage): the attribute path raises torch's own error for it instead of a launch on address 0.
+    if (v.data == nullptr && compact != 0) return false;
     ref.data = static_cast<char*>(v.data) + v.byte_offset;
     ref.device = Device{DeviceKind::kCuda, v.device_id};
 #ifdef TESSERA_EXCHANGE_CPU_SMOKE
@@ -285,7 +288,8 @@ void disable_exchange(Torch& api, const char* what) {
 TensorRef from_torch(Torch& api, nb::handle obj, const char* name) {
     const PyTypeObject* type = Py_TYPE(obj.ptr());
     if (api.exchange != nullptr && (type == api.exchange_types[0] || type == api.exchange_types[1])) {
-        // Only CUDA tensors: torch's table can crash on a meta tensor, and other devices are errors anyway.
+        // Only CUDA tensors: other devices are errors anyway, and a crash on meta tensors was once seen (torch 2.11
+        // and 2.15 return an error there instead, dev/exchange_probe.py; the guard costs ~30 ns a tensor).
         PyObject* cuda = api.is_cuda_get != nullptr ? api.is_cuda_get(obj.ptr(), api.is_cuda_closure)
                                                      : PyObject_GetAttr(obj.ptr(), tensor_attrs().is_cuda.ptr());
         if (cuda == nullptr) throw nb::python_error();
