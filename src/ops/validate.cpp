@@ -46,14 +46,25 @@ void check_ndim(Arg arg, const TensorRef& t, std::initializer_list<int> allowed)
                                           " dimensions, got ", t.ndim, " (shape ", shape_string(t), ")"));
 }
 
+namespace {
+// A tensor with elements but no memory (torch's functional-tensor wrappers report data_ptr() == 0) would be read or
+// written at address 0 by the kernel.
+void check_has_memory(Arg arg, const TensorRef& t) {
+    TESSERA_CHECK(t.data != nullptr || t.numel() == 0, arg.op, ": argument '", arg.name,
+                  "': expected a tensor with device memory, got a null data pointer for ", t.numel(), " elements");
+}
+}  // namespace
+
 void check_cuda(Arg arg, const TensorRef& t) {
     TESSERA_CHECK(t.device.kind == DeviceKind::kCuda, arg.op, ": argument '", arg.name,
                   "': expected a CUDA tensor, got a tensor on ", device_string(t.device));
+    check_has_memory(arg, t);
 }
 
 void check_same_device(Arg arg, const TensorRef& t, const TensorRef& reference, const char* reference_name) {
     TESSERA_CHECK(t.device == reference.device, arg.op, ": argument '", arg.name, "': expected the device of '",
                   reference_name, "' (", device_string(reference.device), "), got ", device_string(t.device));
+    check_has_memory(arg, t);
 }
 
 void check_contiguous(Arg arg, const TensorRef& t) {

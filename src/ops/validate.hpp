@@ -21,7 +21,7 @@ std::string strides_string(const TensorRef& t);
 
 void check_dtype(Arg arg, const TensorRef& t, std::initializer_list<DType> allowed);
 void check_ndim(Arg arg, const TensorRef& t, std::initializer_list<int> allowed);
-void check_cuda(Arg arg, const TensorRef& t);
+void check_cuda(Arg arg, const TensorRef& t);  // also: device memory behind a tensor with elements
 void check_same_device(Arg arg, const TensorRef& t, const TensorRef& reference, const char* reference_name);
 void check_contiguous(Arg arg, const TensorRef& t);
 void check_size(Arg arg, const TensorRef& t, int dim, std::int64_t expected);

@@ -127,6 +127,12 @@ TEST(Validation, MessagesNameArgumentExpectationAndValue) {
     EXPECT_THROW(ops::check_dtype({"op", "a"}, cpu_bf16, {DType::kFloat8E4M3}), TypeMismatch);
     const std::string device_msg = message_of([&] { ops::check_cuda({"fp8_gemm_nt", "b"}, cpu_bf16); });
     EXPECT_EQ(device_msg, "fp8_gemm_nt: argument 'b': expected a CUDA tensor, got a tensor on cpu");
+    const TensorRef no_memory = make_tensor_ref(nullptr, DType::kFloat32, {3, 3}, {DeviceKind::kCuda, 0});
+    EXPECT_EQ(message_of([&] { ops::check_cuda({"fp8_gemm_nt", "sfa"}, no_memory); }),
+              "fp8_gemm_nt: argument 'sfa': expected a tensor with device memory, got a null data pointer for 9 "
+              "elements");
+    EXPECT_THROW(ops::check_cuda({"op", "d"}, no_memory), InvalidArgument);
+    EXPECT_NO_THROW(ops::check_cuda({"op", "d"}, make_tensor_ref(nullptr, DType::kFloat32, {0, 3}, {DeviceKind::kCuda, 0})));
     const std::string ndim_msg = message_of([&] { ops::check_ndim({"op", "sf"}, cpu_bf16, {3}); });
     EXPECT_NE(ndim_msg.find("expected 3 dimensions, got 2 (shape [2, 4])"), std::string::npos) << ndim_msg;
     const TensorRef strided = make_tensor_ref(storage, DType::kFloat32, {2, 2}, {DeviceKind::kCuda, 0}, {1, 2});

@@ -85,17 +85,21 @@ def test_unsupported_and_non_cuda_tensors_take_the_attribute_path():
     assert kind != 1
 
 
-def test_a_cuda_tensor_without_storage_never_yields_a_null_pointer():
-    # torch 2.11's table returns data = NULL for a functional-tensor wrapper (dev/exchange_probe.py); a GEMM would then
-    # launch on address 0. The binding leaves such tensors to the attribute path, which raises or gives real data.
+def test_a_cuda_tensor_without_memory_is_rejected_before_any_launch():
+    # torch's functional-tensor wrappers have no storage: the exchange table (torch 2.11, dev/exchange_probe.py) and
+    # data_ptr() (torch 2.15) both give address 0. The GEMM must refuse it rather than read or write there.
     if not hasattr(torch, "_to_functional_tensor"):
         pytest.skip("this torch has no functional tensors")
-    t = torch._to_functional_tensor(torch.randn(3, 3, device="cuda"))
-    try:
-        data, _, shape, _, _, _ = _C._tensor_ref_info(t)
-    except (RuntimeError, TypeError, ValueError):
-        return
-    assert shape == [3, 3] and data != 0
+    import tessera
+    from tessera.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
+
+    a, sfa = per_token_cast_to_fp8(torch.randn(128, 256, device="cuda", dtype=torch.bfloat16), use_ue8m0=False)
+    b, sfb = per_block_cast_to_fp8(torch.randn(128, 256, device="cuda", dtype=torch.bfloat16), use_ue8m0=False)
+    d = torch.full((128, 128), float("nan"), device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="argument 'b': expected a tensor with device memory"):
+        tessera.fp8_gemm_nt((a, sfa), (torch._to_functional_tensor(b), sfb), d)
+    torch.cuda.synchronize()
+    assert torch.isnan(d).all(), "the output was touched"
 
 
 def test_checks_again_through_the_attribute_path():
