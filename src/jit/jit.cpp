@@ -141,7 +141,8 @@ const DiskCache* Jit::disk_cache() {
 
 // The yield interval of the promotion's reuse hints for this kernel, or 0 where the pass does not run. It runs on the
 // 1D2D FP8 GEMMs where the H200 measured a gain (dense, psum, masked: 0.7-1.5 %), not on the m-grouped contiguous
-// kind, which it made 0.7 % slower, nor on 1D1D, not measured (docs/perf/fp8_gemm.md v16).
+// kind, which it made 0.7 % slower, nor on 1D1D, whose promotion FFMAs each read their own per-column scale (no
+// run shares a register to cache; docs/perf/fp8_gemm.md v16).
 int Jit::ffma_hints_for(const KernelSpec& spec) const {
     if (options_.ffma_hints <= 0 || spec.family != Family::kFp8Gemm || spec.get("kMode") != 0) return 0;
     constexpr std::int64_t kContiguousKind = 1;  // prims::GemmKind::kContiguous (kernels/tessera/prims)
