@@ -7,6 +7,9 @@
 #                                                     under $OUT)
 #   VARIANT=variants/pre-regs dev/ncu_promotion.sh 192 6144 7168 --masked 32
 #                                     (masked g32 e192 under the working tree's kernels and a variant's: no cuBLASLt)
+#   VARIANT_ENV=TESSERA_JIT_FFMA_HINTS=0 dev/ncu_promotion.sh 6144 6144 7168 --contiguous 1
+#                                     (the variant is the same kernels under an environment setting: here the
+#                                     contiguous kernel without the JIT's reuse-hint pass, docs/perf/fp8_gemm.md v16)
 #
 # Questions it answers: is the tensor pipe idle while FFMAs issue (pipe_tensor active vs elapsed), and do the FFMAs
 # stall on the register file / dispatch ("math pipe throttle", "dispatch stall", "mio throttle") or do the consumer
@@ -36,8 +39,11 @@ profile() {  # profile NAME KERNEL_REGEX [one_gemm args]
 profile ours tessera_sm90_fp8_gemm_kernel "${EXTRA[@]}"
 if [ -n "${VARIANT:-}" ]; then
     TESSERA_KERNEL_DIR=$(cd "$VARIANT" && pwd) profile variant tessera_sm90_fp8_gemm_kernel "${EXTRA[@]}"
+elif [ -n "${VARIANT_ENV:-}" ]; then
+    (export "$VARIANT_ENV" && profile variant tessera_sm90_fp8_gemm_kernel "${EXTRA[@]}")
 fi
-[[ " ${EXTRA[*]} " == *" --masked "* ]] || profile cublas 'nvjet|sm90_xmma|cutlass' --cublas
+[[ " ${EXTRA[*]} " == *" --masked "* || " ${EXTRA[*]} " == *" --contiguous "* ]] ||
+    profile cublas 'nvjet|sm90_xmma|cutlass' --cublas
 python3 - "$OUT" <<'EOF'
 import csv, os, sys
 out = sys.argv[1]
