@@ -12,12 +12,8 @@ Modes (applied to every FFMA in a run of at least --min-run consecutive FFMAs):
     yield-none  clear the yield hint (bit 109 = 1) on every FFMA, reuse flags kept
     reuse-none  clear the reuse flags only, yield hints kept: what ptxas's operand reuse is worth on its own (the
                 contiguous 128x192 promotion carries 34 reuse flags on 96 FFMAs, dense 43; docs/perf/fp8_grouped.md v11)
-    reuse-max   keep the scale (operand b) in the reuse cache along each run of FFMAs that read the same scale
-                register: reuse flag and no yield (bit 109 = 1) on every FFMA whose successor reads that register in
-                slot b, except every --yield-every'th FFMA of the run, which yields instead (0: never). The JIT
-                applies the same pass by default (TESSERA_JIT_FFMA_HINTS, src/jit/ffma_hints.cpp). ptxas reuses on
-                every other FFMA only, and the FFMAs between read two even registers (the accumulator and the
-                scale): a register bank conflict on half the promotion (docs/perf/fp8_gemm.md v16)
+The opposite rewrite (the scale cached along each run, a yield every n FFMAs) is the JIT's own pass now:
+TESSERA_JIT_FFMA_HINTS=n, src/jit/ffma_hints.cpp (dev/reuse_ab.sh's "hints:n"; docs/perf/fp8_gemm.md v16).
 SASS control field (bits 105-125 of each 128-bit instruction): stall 105-108, yield 109, write barrier 110-112,
 read barrier 113-115, wait mask 116-121, reuse 122-125. ptxas 13.0 alternates bit 109 = 0 / 1 along such runs, the
 instruction that sets a reuse flag keeping bit 109 = 1. The cache frame is disk_cache.cpp's: "TSRCUB01", payload
@@ -64,19 +60,7 @@ def text_sections(elf):
             yield off, size
 
 
-def reuse_max(words, t, j, yield_every, run_pos):
-    """New hi word of FFMA t in the run ending before j (reuse-max), or None to leave it."""
-    lo, hi = words[t]
-    rb, rd = (lo >> 32) & 0xFF, (lo >> 16) & 0xFF
-    nxt = t + 1 < j and ((words[t + 1][0] >> 32) & 0xFF) == rb and rd != rb
-    if not nxt:
-        return None  # the last FFMA of a same-scale run keeps ptxas's hints
-    if yield_every and run_pos % yield_every == yield_every - 1:
-        return (hi & ~(0xF << 58)) & ~(1 << 45)  # yields, so nothing is cached across it
-    return (hi & ~(0xF << 58)) | (0x2 << 58) | (1 << 45)
-
-
-def patch_elf(elf, mode, min_run, yield_every=0):
+def patch_elf(elf, mode, min_run):
     elf = bytearray(elf)
     changed = 0
     for off, size in text_sections(elf):
@@ -90,11 +74,7 @@ def patch_elf(elf, mode, min_run, yield_every=0):
             if j - i >= min_run:
                 for t in range(i, j):
                     lo, hi = words[t]
-                    if mode == "reuse-max":  # as src/jit/ffma_hints.cpp (the JIT's pass), yields counted along the run
-                        new = reuse_max(words, t, j, yield_every, t - i)
-                        if new is None:
-                            continue
-                    elif mode == "yield-all":
+                    if mode == "yield-all":
                         new = hi & ~(0xF << 58) & ~(1 << 45)
                     elif mode == "reuse-none":
                         new = hi & ~(0xF << 58)
@@ -110,8 +90,7 @@ def patch_elf(elf, mode, min_run, yield_every=0):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("cache")
-    parser.add_argument("--mode", choices=["yield-all", "yield-none", "reuse-none", "reuse-max"], required=True)
-    parser.add_argument("--yield-every", type=int, default=0, help="reuse-max: every n-th FFMA of a run yields")
+    parser.add_argument("--mode", choices=["yield-all", "yield-none", "reuse-none"], required=True)
     parser.add_argument("--match", default="fp8_gemm", help="regex on the spec line of kernel.cu")
     parser.add_argument("--min-run", type=int, default=16)
     args = parser.parse_args()
@@ -126,7 +105,7 @@ def main():
         with open(path, "rb") as f:
             framed = f.read()
         assert framed[:8] == b"TSRCUB01", path
-        elf, changed = patch_elf(framed[24:], args.mode, args.min_run, args.yield_every)
+        elf, changed = patch_elf(framed[24:], args.mode, args.min_run)
         with open(path, "wb") as f:
             f.write(b"TSRCUB01" + struct.pack("<QQ", len(elf), checksum(elf)) + elf)
         print(f"{changed:5d} FFMA hints changed  {spec}")

@@ -112,10 +112,10 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
 // themselves after each use). Allocated at first use and kept (also when outgrown): launches on one stream are
 // ordered, so they share it.
 void* stream_k_workspace(int device, Stream stream, std::size_t bytes);
-// Whether stream-K may be planned for a launch on `stream`: the option is on and the stream is not capturing.
 // The SMs a plan for `device` may use: set_num_sms's value (at most the device's count), else all of them. Reads
 // no driver state, unlike get_num_sms(), which asks the driver for the calling thread's current device.
 int plan_num_sms(int device);
+// Whether stream-K may be planned for a launch on `stream`: the option is on and the stream is not capturing.
 bool stream_k_allowed(Stream stream);
 
 // The launch shape of a config: its grid (persistent, or one wave of split-K clusters), block, smem and cluster.
