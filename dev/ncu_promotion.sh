@@ -7,9 +7,10 @@
 #                                                     under $OUT)
 #   VARIANT=variants/pre-regs dev/ncu_promotion.sh 192 6144 7168 --masked 32
 #                                     (masked g32 e192 under the working tree's kernels and a variant's: no cuBLASLt)
-#   VARIANT_ENV=TESSERA_JIT_FFMA_HINTS=0 dev/ncu_promotion.sh 6144 6144 7168 --contiguous 1
+#   VARIANT_ENV=TESSERA_JIT_FFMA_HINTS=4:all dev/ncu_promotion.sh 6144 6144 7168 --contiguous 1
 #                                     (the variant is the same kernels under an environment setting: here the
-#                                     contiguous kernel without the JIT's reuse-hint pass, docs/perf/fp8_gemm.md v16)
+#                                     contiguous kernel with the JIT's reuse-hint pass, which the default leaves
+#                                     out for that kind, docs/perf/fp8_gemm.md v16-v17)
 #
 # Questions it answers: is the tensor pipe idle while FFMAs issue (pipe_tensor active vs elapsed), and do the FFMAs
 # stall on the register file / dispatch ("math pipe throttle", "dispatch stall", "mio throttle") or do the consumer

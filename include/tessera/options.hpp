@@ -29,6 +29,9 @@ struct Options {
     // compile: the scale stays in the reuse cache along each FFMA run and every n-th FFMA yields
     // (TESSERA_JIT_FFMA_HINTS=n; 0 keeps ptxas's hints). Part of the cache key.
     int ffma_hints = 4;
+    // Experiment: the pass on contiguous kernels too, which it leaves alone by default (measured slower there;
+    // TESSERA_JIT_FFMA_HINTS=n:all), so that a profile can compare the same contiguous kernel with and without it.
+    bool ffma_hints_all_kinds = false;
     // Tuning: force the FP8 GEMM config of dense and per-row contiguous calls, "BMxBN[:CMxCN][:sS]" (e.g.
     // "256x128:1x2", "64x112:s2"; contiguous keeps BM = its alignment's block); empty: the heuristic decides. For
     // sweeps (bench/sweep_fp8.py, bench/run.py); not for production use.

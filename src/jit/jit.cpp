@@ -147,7 +147,9 @@ int Jit::ffma_hints_for(const KernelSpec& spec) const {
     if (options_.ffma_hints <= 0 || spec.family != Family::kFp8Gemm || spec.get("kMode") != 0) return 0;
     constexpr std::int64_t kContiguousKind = 1;  // prims::GemmKind::kContiguous (kernels/tessera/prims)
     for (int i = 0; i < spec.num_fields; ++i)
-        if (std::string_view(spec.fields[i].name) == "kGemmKind" && spec.fields[i].value == kContiguousKind) return 0;
+        if (std::string_view(spec.fields[i].name) == "kGemmKind" && spec.fields[i].value == kContiguousKind &&
+            !options_.ffma_hints_all_kinds)
+            return 0;
     return options_.ffma_hints;
 }
 

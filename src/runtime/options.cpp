@@ -102,10 +102,15 @@ Options Options::from_env() {
     o.fp8_stream_k = env_flag({"TESSERA_FP8_STREAM_K"}, false);
     if (const char* ptxas = env_first({"TESSERA_JIT_PTXAS_OPTIONS"})) o.ptxas_options = ptxas;
     if (const char* hints = env_first({"TESSERA_JIT_FFMA_HINTS"})) {
-        const std::string v(hints);
+        std::string v(hints);
+        constexpr std::string_view kAll = ":all";
+        if (v.size() > kAll.size() && v.ends_with(kAll)) {
+            o.ffma_hints_all_kinds = true;
+            v.resize(v.size() - kAll.size());
+        }
         const bool digits = !v.empty() && v.size() <= 2 && v.find_first_not_of("0123456789") == std::string::npos;
         TESSERA_CHECK(digits, "environment variable TESSERA_JIT_FFMA_HINTS: expected 0 (off) or a yield interval "
-                              "1..99, got '", v, "'");
+                              "1..99, optionally followed by ':all', got '", hints, "'");
         o.ffma_hints = std::stoi(v);
     }
     return o;

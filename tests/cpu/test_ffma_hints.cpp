@@ -106,6 +106,12 @@ TEST(FfmaHints, TheJitAppliesThePassTo1D2DKernelsOnlyAndKeysTheCacheOnIt) {
     contiguous.set("kGemmKind", 1);
     masked.set("kGemmKind", 3);
     EXPECT_EQ(j_on.ffma_hints_for(contiguous), 0);  // measured slower with the pass
+    Options all = on;
+    all.ffma_hints_all_kinds = true;  // the experiment's switch: contiguous takes the pass, the cache key says so
+    jit::Jit j_all(all);
+    EXPECT_EQ(j_all.ffma_hints_for(contiguous), 4);
+    EXPECT_EQ(j_all.ffma_hints_for(wgrad), 0);
+    EXPECT_NE(j_all.key(contiguous), j_on.key(contiguous));
     EXPECT_EQ(j_on.ffma_hints_for(masked), 4);
     EXPECT_NE(j_on.key(dense), j_off.key(dense));
     EXPECT_EQ(j_on.key(wgrad), j_off.key(wgrad));

@@ -82,6 +82,26 @@ TEST(Options, BadValuesNameTheVariable) {
     EXPECT_THROW(Options::from_env(), InvalidArgument);
 }
 
+TEST(Options, FfmaHintInterval) {
+    {
+        const Options o = Options::from_env();
+        EXPECT_EQ(o.ffma_hints, 4);
+        EXPECT_FALSE(o.ffma_hints_all_kinds);
+    }
+    {
+        EnvScope env{{"TESSERA_JIT_FFMA_HINTS", "6:all"}};
+        const Options o = Options::from_env();
+        EXPECT_EQ(o.ffma_hints, 6);
+        EXPECT_TRUE(o.ffma_hints_all_kinds);
+    }
+    for (const char* bad : {"x", ":all", "4:some", "100", "-1"}) {
+        EnvScope env{{"TESSERA_JIT_FFMA_HINTS", bad}};
+        const std::string msg = message_of([] { Options::from_env(); });
+        EXPECT_NE(msg.find("TESSERA_JIT_FFMA_HINTS"), std::string::npos) << msg;
+        EXPECT_NE(msg.find(bad), std::string::npos) << msg;
+    }
+}
+
 TEST(Options, KernelTuningKnobs) {
     {
         const Options o = Options::from_env();
