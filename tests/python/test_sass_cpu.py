@@ -8,8 +8,8 @@ kernel 10-27 % against dense on the same work (docs/perf/fp8_grouped.md v9). Hea
 (a B-scale pointer, a stage base), fewer than their wgmma instructions; the broken ones carry four per wgmma.
 
 Compiles the grouped and dense catalogs (`tessera compile --suite fp8_grouped|fp8_gemm`, NVRTC) into fresh caches and
-disassembles them with
-nvdisasm ($NVDISASM, PATH, or the PyPI package nvidia-cuda-nvdisasm that scripts/setup.sh installs)."""
+disassembles them with nvdisasm ($NVDISASM, PATH, or the PyPI package nvidia-cuda-nvdisasm that scripts/setup.sh
+installs)."""
 import glob
 import importlib.util
 import os
