@@ -47,9 +47,15 @@ int compile(const std::vector<std::string>& args) {
                 const jit::BuildResult r = jit::jit().build(spec, compiler.get());
                 const jit::PtxasUsage u = jit::parse_ptxas_usage(r.log);
                 if (r.compiled) {
-                    std::printf("%-8s compiled %.3f s  regs %3d  spills %d/%d  %s\n", compiler->signature().c_str(),
+                    std::printf("%-8s compiled %.3f s  regs %3d  spills %d/%d  %s%s\n", compiler->signature().c_str(),
                                 r.compile_seconds, u.registers, u.spill_store_bytes, u.spill_load_bytes,
-                                spec.describe().c_str());
+                                u.wgmma_serialized ? "WGMMA SERIALIZED  " : "", spec.describe().c_str());
+                    // A serialized kernel is correct and a third slower or worse: a defect of the kernel source.
+                    if (u.wgmma_serialized) {
+                        ++failures;
+                        const std::size_t at = r.log.find("Potential Performance Loss");
+                        std::printf("  ptxas: %s\n", r.log.substr(at, r.log.find('\n', at) - at).c_str());
+                    }
                 } else {
                     std::printf("%-8s cached            %s\n", compiler->signature().c_str(), spec.describe().c_str());
                 }

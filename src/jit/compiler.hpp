@@ -43,6 +43,9 @@ struct PtxasUsage {
     int spill_store_bytes = 0;
     int spill_load_bytes = 0;
     bool local_memory = false;
+    // ptxas' C751x advisory: it could not pipeline the kernel's wgmma and waits for each one before the next (a DEPBAR
+    // after every QGMMA). The results stay correct; the kernel loses a third or more of its speed.
+    bool wgmma_serialized = false;
 };
 
 // Parses `ptxas -v` output; registers stays -1 when the log has no report.

@@ -39,6 +39,7 @@ PtxasUsage parse_ptxas_usage(std::string_view log) {
     usage.stack_frame_bytes = std::max(0, number_before(log, "bytes stack frame"));
     usage.spill_store_bytes = std::max(0, number_before(log, "bytes spill stores"));
     usage.spill_load_bytes = std::max(0, number_before(log, "bytes spill loads"));
+    usage.wgmma_serialized = log.find("wgmma.mma_async instructions are serialized") != std::string_view::npos;
     usage.local_memory = log.find("Local memory used") != std::string_view::npos ||
                          log.find("bytes lmem") != std::string_view::npos;
     return usage;
