@@ -189,6 +189,14 @@ struct Fp8GemmKernel {
     static constexpr int kNumNSplits = pick_num_n_splits();
     static constexpr int kWgmmaN = kNumNSplits > 0 ? kBlockN / kNumNSplits : 8;
     static constexpr int kSplitChunks = kWgmmaN / 8;  // 8-column accumulator chunks per wgmma
+    // A compile-time N that is not a multiple of kBlockN leaves the last n-block kTailN columns wide (4096 at 128x192:
+    // 64 of 192). Serial 1D2D tiles with one N split run that block's wgmma at width kTailN and promote only its
+    // chunks: the columns past N are never stored (TMA clips them), so computing them was tensor and FFMA time lost
+    // (3 % at N = 4096, 1.7 % at N = 7168). The unused accumulator columns stay zero. Not psum: with the second loop
+    // ptxas moved both loops' wgmma descriptors through vector registers (tests/python/test_sass_cpu.py).
+    static constexpr int kTailN = Config::kShapeN == kDynamic || kIs1D1D || kNumNSplits != 1 || kKind == prims::kPsum
+                                      ? 0
+                                      : static_cast<int>(Config::kShapeN % kBlockN);
     // Pipelined mainloop (one wave, one N split): two temporaries, so k-block kb+1's wgmma batch runs while kb's is
     // promoted. With a single temporary the promotion overlaps only the other warpgroup's batch, and only if the
     // warpgroups take turns and the path from a wait to the next issue is short (docs/perf/fp8_gemm.md v6).
@@ -472,36 +480,36 @@ struct Fp8GemmKernel {
     }
 
     // Fold split `s` of wave `w`'s temporary accumulator into the main one.
-    template <int kSplit>
+    // kChunks: the batch's 8-column chunks (kSplitChunks, or a tail block's kTailN / 8).
+    template <int kSplit, int kChunks = kSplitChunks>
     TESSERA_DEVICE static void promote(float* dst, const float* tmp, float sa0, float sa1, float sb_lo, float sb_hi,
                                        const float* sb_cols, uint32_t former) {
         constexpr int kBase = kSplit * kSplitChunks;
         if constexpr (kIs1D1D) {
-            prims::promote_per_column<kSplitChunks>(dst, tmp, sa0, sa1, sb_cols);
+            prims::promote_per_column<kChunks>(dst, tmp, sa0, sa1, sb_cols);
         } else if constexpr (kUniformSb) {
-            prims::promote_uniform<kSplitChunks>(dst, tmp, sa0 * sb_lo, sa1 * sb_lo);
+            prims::promote_uniform<kChunks>(dst, tmp, sa0 * sb_lo, sa1 * sb_lo);
         } else if constexpr (kBlockN % 128 == 0) {
             // The boundary sits at tile column 128 for every tile.
-            constexpr int kLocal = 16 - kBase < 0 ? 0 : (16 - kBase > kSplitChunks ? kSplitChunks : 16 - kBase);
-            prims::promote_two_blocks<kSplitChunks, kLocal>(dst, tmp, sa0 * sb_lo, sa1 * sb_lo, sa0 * sb_hi,
-                                                            sa1 * sb_hi);
+            constexpr int kLocal = 16 - kBase < 0 ? 0 : (16 - kBase > kChunks ? kChunks : 16 - kBase);
+            prims::promote_two_blocks<kChunks, kLocal>(dst, tmp, sa0 * sb_lo, sa1 * sb_lo, sa0 * sb_hi, sa1 * sb_hi);
         } else {
-            prims::promote_two_blocks_dispatch<kSplitChunks, kBase, kSbStep>(former, dst, tmp, sa0 * sb_lo,
-                                                                             sa1 * sb_lo, sa0 * sb_hi, sa1 * sb_hi);
+            prims::promote_two_blocks_dispatch<kChunks, kBase, kSbStep>(former, dst, tmp, sa0 * sb_lo, sa1 * sb_lo,
+                                                                        sa0 * sb_hi, sa1 * sb_hi);
         }
     }
 
     // Issues one wgmma batch (4 x k32) of wave w, split s, stage `stage`, into tmp, and passes the turn; mma_wait
     // retires it.
-    template <int kSplit>
+    template <int kSplit, int kN = kWgmmaN>
     TESSERA_DEVICE static void mma_issue(SharedStorage& smem, uint32_t stage, uint32_t a_row, uint32_t wg,
-                                         float (&tmp)[kWgmmaN / 2]) {
+                                         float (&tmp)[kN / 2]) {
         if constexpr (kOrderedMath) ptx::named_barrier_sync(kTurnBarrierBase + wg, 256);
         const uint64_t desc_a = prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.a[stage]) + a_row * kBlockK);
         const uint64_t desc_b = prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.b[stage]) + kSplit * kWgmmaN * kBlockK);
         ptx::wgmma_fence();
 #pragma unroll
-        for (int i = 0; i < kWgmmaN / 2; ++i) ptx::fence_operand(tmp[i]);
+        for (int i = 0; i < kN / 2; ++i) ptx::fence_operand(tmp[i]);
 #pragma unroll
         for (int k = 0; k < kBlockK / 32; ++k) {
             // The first k32 step overwrites tmp (scale-d = 0): each 128-K block starts from zero.
@@ -511,10 +519,11 @@ struct Fp8GemmKernel {
         if constexpr (kOrderedMath) ptx::named_barrier_arrive(kTurnBarrierBase + (wg ^ 1u), 256);
     }
 
-    TESSERA_DEVICE static void mma_wait(float (&tmp)[kWgmmaN / 2]) {
+    template <int kN = kWgmmaN>
+    TESSERA_DEVICE static void mma_wait(float (&tmp)[kN / 2]) {
         ptx::wgmma_wait_group<0>();
 #pragma unroll
-        for (int i = 0; i < kWgmmaN / 2; ++i) ptx::fence_operand(tmp[i]);
+        for (int i = 0; i < kN / 2; ++i) ptx::fence_operand(tmp[i]);
     }
 
     // All waves and N splits of one k-block. `ahead` runs once, after the k-block's last batch is issued and before
@@ -523,11 +532,11 @@ struct Fp8GemmKernel {
     // in one batch of the other warpgroup (256 cycles at 256x128) or the tensor cores idle; measured on the H200
     // (dev/fp8_gemm/overlap_probe.cu): the promotion FFMAs alone fit, with the barrier wait and scale loads they do
     // not.
-    template <int kSplit, class AfterFirst, class Ahead>
+    template <int kSplit, int kN, class AfterFirst, class Ahead>
     TESSERA_DEVICE static void mma_and_promote(SharedStorage& smem, uint32_t stage, uint32_t wg, uint32_t lane,
                                                bool peer_alive, uint32_t former, const float (&sa)[kNumWaves][2],
                                                float sb_lo, float sb_hi, float (&acc)[kNumWaves][kFinalRegs],
-                                               float (&tmp)[kWgmmaN / 2], const AfterFirst& after_first,
+                                               float (&tmp)[kN / 2], const AfterFirst& after_first,
                                                const Ahead& ahead) {
 #pragma unroll
         for (int w = 0; w < kNumWaves; ++w) {
@@ -541,17 +550,17 @@ struct Fp8GemmKernel {
                     sb_cols[2 * i + 1] = smem.sfb[stage][col + 1];
                 }
             }
-            mma_issue<kSplit>(smem, stage, w * kWaveRows + wg * 64, wg, tmp);
+            mma_issue<kSplit, kN>(smem, stage, w * kWaveRows + wg * 64, wg, tmp);
             if (w == 0 && kSplit == 0) after_first();
             const bool last = w == kNumWaves - 1 && kSplit == kNumNSplits - 1;
             if (last) ahead();
-            mma_wait(tmp);
+            mma_wait<kN>(tmp);
             if (!kLateRelease && last) release(smem, stage, peer_alive, lane);
-            promote<kSplit>(acc[w] + kSplit * kSplitChunks * 4, tmp, sa[w][0], sa[w][1], sb_lo, sb_hi, sb_cols,
+            promote<kSplit, kN / 8>(acc[w] + kSplit * kSplitChunks * 4, tmp, sa[w][0], sa[w][1], sb_lo, sb_hi, sb_cols,
                             former);
         }
         if constexpr (kSplit + 1 < kNumNSplits) {
-            mma_and_promote<kSplit + 1>(smem, stage, wg, lane, peer_alive, former, sa, sb_lo, sb_hi, acc, tmp, after_first, ahead);
+            mma_and_promote<kSplit + 1, kN>(smem, stage, wg, lane, peer_alive, former, sa, sb_lo, sb_hi, acc, tmp, after_first, ahead);
         }
     }
 
@@ -617,10 +626,11 @@ struct Fp8GemmKernel {
     // The next k-block's full barrier and A scales are taken while this k-block's last batch runs (see `ahead`
     // above), and the 1D2D B scales are loaded two k-blocks ahead (volatile loads, issued early: an L2 hit outlasts
     // one k-block's promotion, and ncu showed the scale FMULs waiting on plain loads the compiler had sunk).
+    template <int kN>
     TESSERA_DEVICE static void mainloop_serial(SharedStorage& smem, Ring& ring, const prims::GemmTile& tile,
                                                const BScales& sb, uint32_t former,
                                                uint32_t wg, uint32_t row0, uint32_t lane,
-                                               float (&acc)[kNumWaves][kFinalRegs], float (&tmp)[kWgmmaN / 2]) {
+                                               float (&acc)[kNumWaves][kFinalRegs], float (&tmp)[kN / 2]) {
         const uint32_t num_kb = tile.num_k_blocks;
         const bool peer_alive = tile.coord.peer_alive;
         float lo = 0.f, hi = 0.f, lo_next = 0.f, hi_next = 0.f;  // 1D2D B scales of kb and kb + 1
@@ -647,7 +657,7 @@ struct Fp8GemmKernel {
             const auto after_first = [&] {
                 if (kLateRelease && kb > 0) release(smem, stage == 0 ? kNumStages - 1 : stage - 1, peer_alive, lane);
             };
-            mma_and_promote<0>(smem, stage, wg, lane, peer_alive, former, sa, lo, hi, acc, tmp, after_first, ahead);
+            mma_and_promote<0, kN>(smem, stage, wg, lane, peer_alive, former, sa, lo, hi, acc, tmp, after_first, ahead);
 #pragma unroll
             for (int w = 0; w < kNumWaves; ++w) {
                 sa[w][0] = sa_next[w][0];
@@ -797,7 +807,13 @@ struct Fp8GemmKernel {
             if (pipelined) {
                 mainloop_pipelined(smem, ring, tile, sb, former, wg, row0, lane, acc);
             } else if (tile.loads && tile.num_k_blocks > 0) {
-                mainloop_serial(smem, ring, tile, sb, former, wg, row0, lane, acc, tmp);
+                if (kTailN > 0 && n0 + kBlockN > n) {
+                    constexpr int kN = kTailN > 0 ? kTailN : kWgmmaN;
+                    float tail_tmp[kN / 2];  // the tail's own temporary; its first batch overwrites it (scale-d = 0)
+                    mainloop_serial<kN>(smem, ring, tile, sb, former, wg, row0, lane, acc, tail_tmp);
+                } else {
+                    mainloop_serial<kWgmmaN>(smem, ring, tile, sb, former, wg, row0, lane, acc, tmp);
+                }
             } else {
                 // Zero tile of a cluster: the stages pass through so both rings stay in step; nothing is read.
                 for (uint32_t kb = 0; kb < tile.num_k_blocks; ++kb) {
