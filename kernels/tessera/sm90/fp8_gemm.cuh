@@ -190,13 +190,17 @@ struct Fp8GemmKernel {
     static constexpr int kWgmmaN = kNumNSplits > 0 ? kBlockN / kNumNSplits : 8;
     static constexpr int kSplitChunks = kWgmmaN / 8;  // 8-column accumulator chunks per wgmma
     // A compile-time N that is not a multiple of kBlockN leaves the last n-block kTailN columns wide (4096 at 128x192:
-    // 64 of 192). Serial 1D2D tiles with one N split run that block's wgmma at width kTailN and promote only its
-    // chunks: the columns past N are never stored (TMA clips them), so computing them was tensor and FFMA time lost
-    // (3 % at N = 4096, 1.7 % at N = 7168). The unused accumulator columns stay zero. Not psum: with the second loop
-    // ptxas moved both loops' wgmma descriptors through vector registers (tests/python/test_sass_cpu.py).
-    static constexpr int kTailN = Config::kShapeN == kDynamic || kIs1D1D || kNumNSplits != 1 || kKind == prims::kPsum
-                                      ? 0
-                                      : static_cast<int>(Config::kShapeN % kBlockN);
+    // 64 of 192). Serial 1D2D tiles with one N split run that block's wgmma at width kTailN, into a temporary of its
+    // own, and promote only its chunks: the columns past N are never stored (TMA clips them), so computing them was
+    // tensor and FFMA time lost. Contiguous at N = 4096 (3 % of the work) ran 1.7-2.6 % faster, at N = 7168 (1.7 %)
+    // 1 % (docs/perf/fp8_grouped.md v14). Only where the saving is at least 1 % of the N work: at N = 32768 (0.2 %) the
+    // second loop cost dense 4096x32768x512 2.8 %. Not psum: its loops lost their uniform wgmma descriptors.
+    static constexpr int kNTail = Config::kShapeN == kDynamic ? 0 : static_cast<int>(Config::kShapeN % kBlockN);
+    static constexpr int kTailN =
+        kNTail > 0 && !kIs1D1D && kNumNSplits == 1 && kKind != prims::kPsum &&
+                (kBlockN - kNTail) * 100 >= kBlockN * ceil_div(static_cast<int>(Config::kShapeN), kBlockN)
+            ? kNTail
+            : 0;
     // Pipelined mainloop (one wave, one N split): two temporaries, so k-block kb+1's wgmma batch runs while kb's is
     // promoted. With a single temporary the promotion overlaps only the other warpgroup's batch, and only if the
     // warpgroups take turns and the path from a wait to the next issue is short (docs/perf/fp8_gemm.md v6).
