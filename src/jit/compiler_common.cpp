@@ -1,5 +1,6 @@
 // ptxas report parsing shared by both compilers.
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 #include "jit/compiler.hpp"
@@ -52,6 +53,12 @@ bool check_no_local_memory(std::string_view log, std::string_view what) {
         throw SpillError(detail::str_cat("kernel ", what, " uses local memory (stack frame ", u.stack_frame_bytes,
                                            " B, spill stores ", u.spill_store_bytes, " B, spill loads ",
                                            u.spill_load_bytes, " B); ptxas said:\n", log));
+    }
+    if (u.wgmma_serialized) {
+        // Not an error: the results are right. But nothing else would tell that this kernel runs at a fraction of
+        // its speed (tessera compile fails on it; the catalog test forbids it).
+        std::fprintf(stderr, "[tessera] warning: ptxas serialized the wgmma of kernel %.*s (correct results, much "
+                             "slower); please report the shape\n", static_cast<int>(what.size()), what.data());
     }
     return true;
 }

@@ -134,6 +134,9 @@ TEST(PtxasReport, ParsesUsageAndFlagsLocalMemory) {
         "insufficient register resources for the wgmma pipeline in the function 'k'\n"
         "ptxas info    : Used 168 registers, used 16 barriers\n";
     EXPECT_TRUE(jit::parse_ptxas_usage(serialized).wgmma_serialized);
+    testing::internal::CaptureStderr();
+    EXPECT_TRUE(jit::check_no_local_memory(serialized, "k"));
+    EXPECT_NE(testing::internal::GetCapturedStderr().find("serialized the wgmma of kernel k"), std::string::npos);
 }
 
 TEST(KernelSource, OnlyTesseraIncludesAreAllowed) {
