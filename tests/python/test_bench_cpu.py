@@ -98,3 +98,23 @@ def test_calibrated_dg_uses_the_rows_bound(run):
     assert bound == "compute" and abs(dg - 540.4 * 1.05) < 1e-9
     dg, bound = run.calibrated_dg_us(23.7, 2 * 118 * 4096 * 2048, 118 * 2048 + 6 * 4096 * 2048, factors)
     assert bound == "memory" and abs(dg - 23.7 * 0.98) < 1e-9
+
+
+def test_suite_ab_table_divides_the_variant_by_the_tree_runs_mean(tmp_path):
+    """dev/suite_ab.py, the table of dev/suite_ab.sh: rows keep their order, a row the variant lacks has no ratio."""
+    import json
+    import subprocess
+    import sys
+    runs = {"tree": [100.0, 400.0, 50.0], "variant": [90.0, 420.0, None], "tree2": [110.0, 400.0, 50.0]}
+    path = tmp_path / "ab.jsonl"
+    with open(path, "w") as f:
+        for run, times in runs.items():
+            for shape, us in zip(["b", "a", "c"], times):
+                f.write(json.dumps({"ab_run": run.rstrip("2"), "suite": "s", "shape": shape, "ours_us": us}) + "\n")
+    out = subprocess.run([sys.executable, os.path.join(HERE, "..", "..", "dev", "suite_ab.py"), str(path)],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0] == "== s"
+    assert [line.split()[0] for line in out[2:5]] == ["b", "a", "c"]
+    assert out[2].split()[-1] == "0.857" and out[3].split()[-1] == "1.050"  # 90 / 105, 420 / 400
+    assert len(out[4].split()) == 4  # c: no variant time, no ratio
+    assert out[5].strip() == "geomean variant / tree: 0.9487 (n=2)"

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# A/B of one kernel variant directory (made with dev/kernel_variant.sh) against the working tree's kernels on whole
+# bench/run.py suites, in the order tree, variant, tree (so drift during the call shows as a difference between the
+# two tree runs), then one table per suite: each row's µs under the three runs and variant / mean(tree), with the
+# geomean of that ratio (dev/suite_ab.py). About one minute per suite run.
+#
+#   dev/build_gpu.sh && dev/suite_ab.sh variants/tail
+#   SUITES="deepgemm-grouped-contiguous deepgemm-masked" dev/suite_ab.sh variants/tail
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+export PYTHONPATH=${PYTHONPATH:-$PWD/build-gpu/python}
+variant=$(cd "$1" && pwd)
+SUITES=${SUITES:-deepgemm-grouped-contiguous}
+args=()
+for s in $SUITES; do args+=(--suite "$s"); done
+: >"$OUT/suite_ab.jsonl"
+for run in tree variant tree2; do
+    json=$(mktemp)
+    if [ "$run" = variant ]; then
+        TESSERA_KERNEL_DIR=$variant timeout 400 python3 bench/run.py "${args[@]}" --json "$json" >"$OUT/suite_ab_$run.log" 2>&1
+    else
+        timeout 400 python3 bench/run.py "${args[@]}" --json "$json" >"$OUT/suite_ab_$run.log" 2>&1
+    fi
+    sed "s/^{/{\"ab_run\": \"${run%2}\", /" "$json" >>"$OUT/suite_ab.jsonl"
+    rm -f "$json"
+done
+python3 dev/suite_ab.py "$OUT/suite_ab.jsonl" | tee "$OUT/suite_ab.txt"
