@@ -560,11 +560,12 @@ struct Fp8GemmKernel {
             if (last) ahead();
             mma_wait<kN>(tmp);
             if (!kLateRelease && last) release(smem, stage, peer_alive, lane);
-            promote<kSplit, kN / 8>(acc[w] + kSplit * kSplitChunks * 4, tmp, sa[w][0], sa[w][1], sb_lo, sb_hi, sb_cols,
-                            former);
+            promote<kSplit, kN / 8>(acc[w] + kSplit * kSplitChunks * 4, tmp, sa[w][0], sa[w][1], sb_lo, sb_hi,
+                                    sb_cols, former);
         }
         if constexpr (kSplit + 1 < kNumNSplits) {
-            mma_and_promote<kSplit + 1, kN>(smem, stage, wg, lane, peer_alive, former, sa, sb_lo, sb_hi, acc, tmp, after_first, ahead);
+            mma_and_promote<kSplit + 1, kN>(smem, stage, wg, lane, peer_alive, former, sa, sb_lo, sb_hi, acc, tmp,
+                                            after_first, ahead);
         }
     }
 
