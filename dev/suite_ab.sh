@@ -6,11 +6,7 @@
 #
 #   dev/build_gpu.sh && dev/suite_ab.sh variants/tail
 #   SUITES="deepgemm-grouped-contiguous deepgemm-masked" dev/suite_ab.sh variants/tail
-set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
-export PYTHONPATH=${PYTHONPATH:-$PWD/build-gpu/python}
+source "$(dirname "$0")/gpu_env.sh"
 variant=$(cd "$1" && pwd)
 SUITES=${SUITES:-deepgemm-grouped-contiguous}
 args=()

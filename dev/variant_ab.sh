@@ -5,11 +5,7 @@
 #
 #   dev/build_gpu.sh && dev/variant_ab.sh variants/base                    (about 25 s per shape)
 #   SHAPES="4096x32768x512 7168x4096x2048:1d1d" dev/variant_ab.sh variants/base
-set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
-export PYTHONPATH=${PYTHONPATH:-$PWD/build-gpu/python}
+source "$(dirname "$0")/gpu_env.sh"
 variant=$(cd "$1" && pwd)
 SHAPES=${SHAPES:-"4096x32768x512 4096x24576x1536 4096x7168x2048 4096x2112x7168 4096x576x7168 4096x4096x7168 \
 4096x7168x16384 24576x4096x1536:1d1d 7168x4096x2048:1d1d"}
