@@ -40,8 +40,9 @@ public:
     using Error::Error;
 };
 
-// The kernel compiled but uses local memory (register spills), which tessera refuses (TESSERA_JIT_CHECK_SPILLS=0 runs
-// it anyway). The FP8 planner catches it and plans the problem again without that tile.
+// The kernel compiled but uses local memory (register spills) or ptxas serialized its wgmma, which tessera refuses
+// (TESSERA_JIT_CHECK_SPILLS=0 runs it anyway). The FP8 planner catches it and plans the problem again without that
+// tile.
 class SpillError : public CompileError {
 public:
     using CompileError::CompileError;

@@ -51,9 +51,9 @@ struct PtxasUsage {
 // Parses `ptxas -v` output; registers stays -1 when the log has no report.
 PtxasUsage parse_ptxas_usage(std::string_view log);
 
-// Throws CompileError when ptxas' report shows local memory (spills or a stack frame), and warns on stderr when it
-// shows serialized wgmma. Returns false when the log holds no report (seen with NVRTC on some machines): the kernel
-// is then checked at load through the driver.
-bool check_no_local_memory(std::string_view log, std::string_view what);
+// Throws SpillError when ptxas' report shows local memory (spills or a stack frame) or serialized wgmma. Returns
+// false when the log holds no report (seen with NVRTC on some machines): the kernel is then checked at load through
+// the driver (local memory only).
+bool check_ptxas_report(std::string_view log, std::string_view what);
 
 }  // namespace tessera::jit

@@ -1,6 +1,5 @@
 // ptxas report parsing shared by both compilers.
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 
 #include "jit/compiler.hpp"
@@ -46,7 +45,7 @@ PtxasUsage parse_ptxas_usage(std::string_view log) {
     return usage;
 }
 
-bool check_no_local_memory(std::string_view log, std::string_view what) {
+bool check_ptxas_report(std::string_view log, std::string_view what) {
     const PtxasUsage u = parse_ptxas_usage(log);
     if (u.registers < 0) return false;
     if (u.stack_frame_bytes > 0 || u.spill_store_bytes > 0 || u.spill_load_bytes > 0 || u.local_memory) {
@@ -55,10 +54,11 @@ bool check_no_local_memory(std::string_view log, std::string_view what) {
                                            u.spill_load_bytes, " B); ptxas said:\n", log));
     }
     if (u.wgmma_serialized) {
-        // Not an error: the results are right. But nothing else would tell that this kernel runs at a fraction of
-        // its speed (tessera compile fails on it; the catalog test forbids it).
-        std::fprintf(stderr, "[tessera] warning: ptxas serialized the wgmma of kernel %.*s (correct results, much "
-                             "slower); please report the shape\n", static_cast<int>(what.size()), what.data());
+        // Correct results at a fraction of the speed, which nothing else would tell: refused like a spill, so the FP8
+        // planner picks another tile.
+        const std::size_t at = log.find("Potential Performance Loss");
+        throw SpillError(detail::str_cat("kernel ", what, ": ptxas serialized its wgmma (",
+                                         log.substr(at, log.find('\n', at) - at), ")"));
     }
     return true;
 }

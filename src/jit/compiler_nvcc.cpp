@@ -93,7 +93,7 @@ public:
             if (ptx_status == 0) result.ptx = read_file(dir / "kernel.ptx");
         }
         result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (options_.check_spills) result.spills_checked = check_no_local_memory(result.log, what);
+        if (options_.check_spills) result.spills_checked = check_ptxas_report(result.log, what);
         return result;
     }
 

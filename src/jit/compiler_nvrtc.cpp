@@ -112,7 +112,7 @@ public:
             check(nvrtc_.ptx(program, result.ptx.data()), "nvrtcGetPTX", what);
         }
         result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (options_.check_spills) result.spills_checked = check_no_local_memory(result.log, what);
+        if (options_.check_spills) result.spills_checked = check_ptxas_report(result.log, what);
         return result;
     }
 

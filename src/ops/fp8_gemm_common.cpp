@@ -199,11 +199,12 @@ heuristics::Fp8GemmConfig choose_buildable_config(heuristics::Fp8GemmProblem& pr
             return config;
         } catch (const SpillError& e) {
             // A tile at the register budget's edge can spill for some shape constants (masked 64x192 at K = 1536,
-            // any N: the consumers need 250 of their 248 registers there). Plan without it rather than fail the call.
+            // any N: the consumers need 250 of their 248 registers there), or ptxas can serialize its wgmma. Plan
+            // without it rather than fail the call or run a kernel at a fraction of its speed.
             if (problem.forced_block_m > 0 || problem.num_excluded_tiles == problem.kMaxExcludedTiles) throw;
             if (options().print_configs)
-                std::fprintf(stderr, "[tessera] %s spills here; planning again without %dx%d\n", config.describe().c_str(),
-                             config.block_m, config.block_n);
+                std::fprintf(stderr, "[tessera] %s refused here (%s); planning again without %dx%d\n",
+                             config.describe().c_str(), e.what(), config.block_m, config.block_n);
             problem.excluded_tiles[problem.num_excluded_tiles][0] = config.block_m;
             problem.excluded_tiles[problem.num_excluded_tiles][1] = config.block_n;
             ++problem.num_excluded_tiles;
