@@ -194,10 +194,11 @@ struct Fp8GemmKernel {
     // own, and promote only its chunks: the columns past N are never stored (TMA clips them), so computing them was
     // tensor and FFMA time lost. Contiguous at N = 4096 (3 % of the work) ran 1.7-2.6 % faster, at N = 7168 (1.7 %)
     // 1 % (docs/perf/fp8_grouped.md v14). Only where the saving is at least 1 % of the N work: at N = 32768 (0.2 %) the
-    // second loop cost dense 4096x32768x512 2.8 %. Not psum: its loops lost their uniform wgmma descriptors.
+    // second loop cost dense 4096x32768x512 2.8 %. Not psum: its loops lost their uniform wgmma descriptors. One-wave
+    // tiles only: masked 256x128 at N = 576 spilled with the tail loop (a sweep of 1086 heuristic picks, v18).
     static constexpr int kNTail = Config::kShapeN == kDynamic ? 0 : static_cast<int>(Config::kShapeN % kBlockN);
     static constexpr int kTailN =
-        kNTail > 0 && !kIs1D1D && kNumNSplits == 1 && kKind != prims::kPsum &&
+        kNTail > 0 && !kIs1D1D && kNumNSplits == 1 && kNumWaves == 1 && kKind != prims::kPsum &&
                 (kBlockN - kNTail) * 100 >= kBlockN * ceil_div(static_cast<int>(Config::kShapeN), kBlockN)
             ? kNTail
             : 0;
