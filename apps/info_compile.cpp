@@ -54,8 +54,7 @@ int compile(const std::vector<std::string>& args) {
                     // the spill check on, the build itself refuses it and this reports FAILED instead.)
                     if (u.wgmma_serialized) {
                         ++failures;
-                        const std::size_t at = r.log.find("Potential Performance Loss");
-                        std::printf("  ptxas: %s\n", r.log.substr(at, r.log.find('\n', at) - at).c_str());
+                        std::printf("  %s\n", u.wgmma_serialized_reason.c_str());
                     }
                 } else {
                     std::printf("%-8s cached            %s\n", compiler->signature().c_str(), spec.describe().c_str());

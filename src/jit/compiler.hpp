@@ -44,8 +44,10 @@ struct PtxasUsage {
     int spill_load_bytes = 0;
     bool local_memory = false;
     // ptxas' C751x advisory: it could not pipeline the kernel's wgmma and waits for each one before the next (a DEPBAR
-    // after every QGMMA). The results stay correct; the kernel loses a third or more of its speed.
+    // after every QGMMA). The results stay correct; the kernel loses a third or more of its speed. The reason is
+    // ptxas' line saying so.
     bool wgmma_serialized = false;
+    std::string wgmma_serialized_reason;
 };
 
 // Parses `ptxas -v` output; registers stays -1 when the log has no report.

@@ -39,7 +39,12 @@ PtxasUsage parse_ptxas_usage(std::string_view log) {
     usage.stack_frame_bytes = std::max(0, number_before(log, "bytes stack frame"));
     usage.spill_store_bytes = std::max(0, number_before(log, "bytes spill stores"));
     usage.spill_load_bytes = std::max(0, number_before(log, "bytes spill loads"));
-    usage.wgmma_serialized = log.find("wgmma.mma_async instructions are serialized") != std::string_view::npos;
+    if (const std::size_t at = log.find("wgmma.mma_async instructions are serialized"); at != std::string_view::npos) {
+        const std::size_t begin = log.rfind('\n', at), end = log.find('\n', at);
+        usage.wgmma_serialized = true;
+        usage.wgmma_serialized_reason = std::string(log.substr(begin == std::string_view::npos ? 0 : begin + 1,
+                                                               end == std::string_view::npos ? end : end - begin - 1));
+    }
     usage.local_memory = log.find("Local memory used") != std::string_view::npos ||
                          log.find("bytes lmem") != std::string_view::npos;
     return usage;
@@ -56,9 +61,8 @@ bool check_ptxas_report(std::string_view log, std::string_view what) {
     if (u.wgmma_serialized) {
         // Correct results at a fraction of the speed, which nothing else would tell: refused like a spill, so the FP8
         // planner picks another tile.
-        const std::size_t at = log.find("Potential Performance Loss");
-        throw SpillError(detail::str_cat("kernel ", what, ": ptxas serialized its wgmma (",
-                                         log.substr(at, log.find('\n', at) - at), ")"));
+        throw SpillError(detail::str_cat("kernel ", what, ": ptxas serialized its wgmma (", u.wgmma_serialized_reason,
+                                         ")"));
     }
     return true;
 }

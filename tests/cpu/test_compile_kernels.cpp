@@ -134,11 +134,16 @@ TEST(PtxasReport, ParsesUsageAndFlagsLocalMemory) {
         "insufficient register resources for the wgmma pipeline in the function 'k'\n"
         "ptxas info    : Used 168 registers, used 16 barriers\n";
     EXPECT_TRUE(jit::parse_ptxas_usage(serialized).wgmma_serialized);
+    EXPECT_EQ(jit::parse_ptxas_usage(serialized).wgmma_serialized_reason.substr(0, 30),
+              "ptxas info    : (C7511) Potent");
+    // The advisory as the log's only line, with no newline around it: the reason is the whole line.
+    const char* alone = "x wgmma.mma_async instructions are serialized due to y";
+    EXPECT_EQ(jit::parse_ptxas_usage(alone).wgmma_serialized_reason, alone);
     try {
         jit::check_ptxas_report(serialized, "k");
         ADD_FAILURE() << "a serialized kernel was accepted";
     } catch (const SpillError& e) {
-        EXPECT_NE(std::string(e.what()).find("kernel k: ptxas serialized its wgmma (Potential Performance Loss"),
+        EXPECT_NE(std::string(e.what()).find("kernel k: ptxas serialized its wgmma (ptxas info    : (C7511) Potential"),
                   std::string::npos) << e.what();
     }
 }
