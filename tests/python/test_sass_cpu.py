@@ -111,11 +111,6 @@ def compiled_sass(tmp_path, suite):
     return out
 
 
-def compiled_loops(tmp_path, suite):
-    """{spec: kb_loops} of every FP8 GEMM kernel of a catalog suite."""
-    return {spec: kb_loops(sass) for spec, sass in compiled_sass(tmp_path, suite).items()}
-
-
 def wgmma_widths(sass):
     return sorted({int(w) for w in re.findall(r"QGMMA\.64x(\d+)x32", sass)})
 
@@ -148,8 +143,8 @@ def test_dense_serial_kernels_keep_wgmma_descriptors_uniform(tmp_path):
     descriptors through R2UR (docs/perf/fp8_gemm.md v17). The pipelined decode kernels (several loops) are left out:
     on main their loops carry 5-29 R2UR, which v17 found not to cost these memory-bound plans measurably."""
     # (With a tail-N loop a serial kernel has two loops, of two wgmma widths.)
-    kernels = {spec: kb_loops(sass) for spec, sass in compiled_sass(tmp_path, "fp8_gemm").items()
-               if len(kb_loops(sass)) == len(wgmma_widths(sass)) <= 2}
+    loops = {spec: (kb_loops(sass), wgmma_widths(sass)) for spec, sass in compiled_sass(tmp_path, "fp8_gemm").items()}
+    kernels = {spec: kb for spec, (kb, widths) in loops.items() if len(kb) == len(widths) <= 2}
     for spec, loops in kernels.items():
         assert_uniform_descriptors(spec, loops)
     assert len(kernels) >= 10, f"only {len(kernels)} serial dense kernels were built"
