@@ -14,11 +14,9 @@ for s in $SUITES; do args+=(--suite "$s"); done
 : >"$OUT/suite_ab.jsonl"
 for run in tree variant tree2; do
     json=$(mktemp)
-    if [ "$run" = variant ]; then
-        TESSERA_KERNEL_DIR=$variant timeout 400 python3 bench/run.py "${args[@]}" --json "$json" >"$OUT/suite_ab_$run.log" 2>&1
-    else
-        timeout 400 python3 bench/run.py "${args[@]}" --json "$json" >"$OUT/suite_ab_$run.log" 2>&1
-    fi
+    kernels=$PWD/kernels
+    [ "$run" = variant ] && kernels=$variant
+    TESSERA_KERNEL_DIR=$kernels timeout 400 python3 bench/run.py "${args[@]}" --json "$json" >"$OUT/suite_ab_$run.log" 2>&1
     sed "s/^{/{\"ab_run\": \"${run%2}\", /" "$json" >>"$OUT/suite_ab.jsonl"
     rm -f "$json"
 done
