@@ -16,7 +16,8 @@ for run in tree variant tree2; do
     json=$(mktemp)
     kernels=$PWD/kernels
     [ "$run" = variant ] && kernels=$variant
-    TESSERA_KERNEL_DIR=$kernels timeout 400 python3 bench/run.py "${args[@]}" --json "$json" >"$OUT/suite_ab_$run.log" 2>&1
+    TESSERA_KERNEL_DIR=$kernels timeout 400 python3 bench/run.py "${args[@]}" --json "$json" \
+        >"$OUT/suite_ab_$run.log" 2>&1
     sed "s/^{/{\"ab_run\": \"${run%2}\", /" "$json" >>"$OUT/suite_ab.jsonl"
     rm -f "$json"
 done
