@@ -77,7 +77,10 @@ struct GemmSchedulerArgs {
 template <GemmKind kKind, int kBlockM, int kBlockN, int kGroupSize, int kClusterSize, bool kRasterAlongM,
           int kSplitK = 1, bool kStreamK = false>
 struct GemmScheduler {
-    using Raster = PersistentTileScheduler<kBlockM, kBlockN, kGroupSize, kClusterSize, kRasterAlongM>;
+    // Full raster groups divide by the compile-time group size in dense kernels only: the contiguous kernels took it
+    // 1.5-2 % slower at K = 3072-4096 (docs/perf/fp8_gemm.md v19), and a group kind's raster covers one MoE group.
+    using Raster =
+        PersistentTileScheduler<kBlockM, kBlockN, kGroupSize, kClusterSize, kRasterAlongM, kKind == kDense>;
     // k-grouped pairs stay in one group (so walk equal k-block counts) when every group's tile count is even: the
     // host plans a cluster only then, and load_group traps otherwise rather than let the pair's rings diverge.
     static_assert(kClusterSize == 1 || kKind == kDense || kKind == kContiguous || kKind == kKGrouped,

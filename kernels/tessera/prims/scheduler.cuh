@@ -22,7 +22,9 @@ struct TileCoord {
     bool peer_alive;  // the other CTA of the cluster has a tile in this round (always true without clusters)
 };
 
-template <int kBlockM, int kBlockN, int kGroupSize, int kClusterSize, bool kRasterAlongM>
+// kWholeGroupPath: full raster groups divide by the compile-time kGroupSize (see tile_at); GemmScheduler turns it on
+// for dense kernels only.
+template <int kBlockM, int kBlockN, int kGroupSize, int kClusterSize, bool kRasterAlongM, bool kWholeGroupPath = true>
 struct PersistentTileScheduler {
     static_assert(kGroupSize >= 1, "group size must be positive");
     static_assert(kClusterSize == 1 || kClusterSize == 2, "clusters of 1 or 2 CTAs");
@@ -71,6 +73,11 @@ struct PersistentTileScheduler {
                 secondary = in_group - even * num_secondary;
                 multicast = false;
             }
+        } else if (kWholeGroupPath && width == kGroupSize) {
+            // Every group but the last: a compile-time divisor (a shift for 8 and 16) instead of a runtime division
+            // on the path between two tiles.
+            primary = first + in_group % kGroupSize;
+            secondary = in_group / kGroupSize;
         } else {
             primary = first + in_group % width;
             secondary = in_group / width;
