@@ -145,6 +145,12 @@ def test_dense_serial_kernels_keep_wgmma_descriptors_uniform(tmp_path):
     # (With a tail-N loop a serial kernel has two loops, of two wgmma widths.)
     loops = {spec: (kb_loops(sass), wgmma_widths(sass)) for spec, sass in compiled_sass(tmp_path, "fp8_gemm").items()}
     kernels = {spec: kb for spec, (kb, widths) in loops.items() if len(kb) == len(widths) <= 2}
-    for spec, loops in kernels.items():
-        assert_uniform_descriptors(spec, loops)
+    for spec, kb in kernels.items():
+        assert_uniform_descriptors(spec, kb)
     assert len(kernels) >= 10, f"only {len(kernels)} serial dense kernels were built"
+    # 128x144 tiles choose their B-scale boundary once per tile (kHoistFormer, fp8_gemm.md v19): one k-block loop per
+    # place the boundary can fall (8 at 144 columns). Those loops carry 2 R2UR per wgmma and still ran 2.6 % faster
+    # than one loop with the per-k-block compare chain, so they are not held to the uniform-descriptor check above.
+    hoisted = {spec: kb for spec, (kb, widths) in loops.items()
+               if "kBlockM=128,kBlockN=144," in spec and "kShapeN=576," in spec and "kMode=0," in spec}
+    assert hoisted and all(len(kb) == 8 and all(w == 4 for w, _ in kb) for kb in hoisted.values()), hoisted

@@ -485,8 +485,9 @@ struct Fp8GemmKernel {
     }
 
     // Fold split `s` of wave `w`'s temporary accumulator into the main one.
-    // kChunks: the batch's 8-column chunks (kSplitChunks, or a tail block's kTailN / 8).
-    template <int kSplit, int kChunks = kSplitChunks>
+    // kChunks: the batch's 8-column chunks (kSplitChunks, or a tail block's kTailN / 8). kFormer > 0: the tile's
+    // B-scale boundary (`former`) is known at compile time (kHoistFormer); 0: it is dispatched here, per k-block.
+    template <int kSplit, int kChunks = kSplitChunks, int kFormer = 0>
     TESSERA_DEVICE static void promote(float* dst, const float* tmp, float sa0, float sa1, float sb_lo, float sb_hi,
                                        const float* sb_cols, uint32_t former) {
         constexpr int kBase = kSplit * kSplitChunks;
@@ -497,6 +498,9 @@ struct Fp8GemmKernel {
         } else if constexpr (kBlockN % 128 == 0) {
             // The boundary sits at tile column 128 for every tile.
             constexpr int kLocal = 16 - kBase < 0 ? 0 : (16 - kBase > kChunks ? kChunks : 16 - kBase);
+            prims::promote_two_blocks<kChunks, kLocal>(dst, tmp, sa0 * sb_lo, sa1 * sb_lo, sa0 * sb_hi, sa1 * sb_hi);
+        } else if constexpr (kFormer > 0) {
+            constexpr int kLocal = kFormer - kBase < 0 ? 0 : (kFormer - kBase > kChunks ? kChunks : kFormer - kBase);
             prims::promote_two_blocks<kChunks, kLocal>(dst, tmp, sa0 * sb_lo, sa1 * sb_lo, sa0 * sb_hi, sa1 * sb_hi);
         } else {
             prims::promote_two_blocks_dispatch<kChunks, kBase, kSbStep>(former, dst, tmp, sa0 * sb_lo, sa1 * sb_lo,
@@ -537,7 +541,7 @@ struct Fp8GemmKernel {
     // in one batch of the other warpgroup (256 cycles at 256x128) or the tensor cores idle; measured on the H200
     // (dev/fp8_gemm/overlap_probe.cu): the promotion FFMAs alone fit, with the barrier wait and scale loads they do
     // not.
-    template <int kSplit, int kN, class AfterFirst, class Ahead>
+    template <int kSplit, int kN, int kFormer, class AfterFirst, class Ahead>
     TESSERA_DEVICE static void mma_and_promote(SharedStorage& smem, uint32_t stage, uint32_t wg, uint32_t lane,
                                                bool peer_alive, uint32_t former, const float (&sa)[kNumWaves][2],
                                                float sb_lo, float sb_hi, float (&acc)[kNumWaves][kFinalRegs],
@@ -561,11 +565,11 @@ struct Fp8GemmKernel {
             if (last) ahead();
             mma_wait<kN>(tmp);
             if (!kLateRelease && last) release(smem, stage, peer_alive, lane);
-            promote<kSplit, kN / 8>(acc[w] + kSplit * kSplitChunks * 4, tmp, sa[w][0], sa[w][1], sb_lo, sb_hi,
+            promote<kSplit, kN / 8, kFormer>(acc[w] + kSplit * kSplitChunks * 4, tmp, sa[w][0], sa[w][1], sb_lo, sb_hi,
                                     sb_cols, former);
         }
         if constexpr (kSplit + 1 < kNumNSplits) {
-            mma_and_promote<kSplit + 1, kN>(smem, stage, wg, lane, peer_alive, former, sa, sb_lo, sb_hi, acc, tmp,
+            mma_and_promote<kSplit + 1, kN, kFormer>(smem, stage, wg, lane, peer_alive, former, sa, sb_lo, sb_hi, acc, tmp,
                                             after_first, ahead);
         }
     }
@@ -628,11 +632,35 @@ struct Fp8GemmKernel {
         }
     };
 
+    // A tile whose columns straddle two 128-wide B-scale blocks promotes chunks [0, former) with the first block's
+    // scales. When the boundary can fall at 3 to 8 places (gcd(kBlockN, 128) of 16 or 32: 144, 160, 96, ...), choosing
+    // per k-block took a chain of compares and branches through the promotion FFMAs (22 % of the stall samples of
+    // 4096x576x7168 at 128x144 were at branches); here the choice is made once per tile, for one copy of the k-block
+    // loop per place. Dense serial tiles of one N split and one wave only, as for the tail (more loops than that moved
+    // the grouped kinds' wgmma descriptors out of uniform registers).
+    static constexpr bool kHoistFormer = !kIs1D1D && !kUniformSb && kBlockN % 128 != 0 &&
+                                         (kSbStep == 2 || kSbStep == 4) && !kPipelined && kNumNSplits == 1 &&
+                                         kNumWaves == 1 && kSplitK == 1 && !kStreamK && kKind == prims::kDense;
+    template <int kFormer>
+    TESSERA_DEVICE static void mainloop_serial_at(SharedStorage& smem, Ring& ring, const prims::GemmTile& tile,
+                                                  const BScales& sb, uint32_t former, uint32_t wg, uint32_t row0,
+                                                  uint32_t lane, float (&acc)[kNumWaves][kFinalRegs],
+                                                  float (&tmp)[kWgmmaN / 2]) {
+        // former is a multiple of kSbStep in [kSbStep, 16]: the last value needs no compare.
+        if constexpr (kFormer >= 16) {
+            mainloop_serial<kWgmmaN, 16>(smem, ring, tile, sb, former, wg, row0, lane, acc, tmp);
+        } else if (former == static_cast<uint32_t>(kFormer)) {
+            mainloop_serial<kWgmmaN, kFormer>(smem, ring, tile, sb, former, wg, row0, lane, acc, tmp);
+        } else {
+            mainloop_serial_at<kFormer + kSbStep>(smem, ring, tile, sb, former, wg, row0, lane, acc, tmp);
+        }
+    }
+
     // Serial mainloop of one tile (tile.loads, not kPipelined): one temporary, each batch retired before the next.
     // The next k-block's full barrier and A scales are taken while this k-block's last batch runs (see `ahead`
     // above), and the 1D2D B scales are loaded two k-blocks ahead (volatile loads, issued early: an L2 hit outlasts
     // one k-block's promotion, and ncu showed the scale FMULs waiting on plain loads the compiler had sunk).
-    template <int kN>
+    template <int kN, int kFormer = 0>
     TESSERA_DEVICE static void mainloop_serial(SharedStorage& smem, Ring& ring, const prims::GemmTile& tile,
                                                const BScales& sb, uint32_t former,
                                                uint32_t wg, uint32_t row0, uint32_t lane,
@@ -663,7 +691,8 @@ struct Fp8GemmKernel {
             const auto after_first = [&] {
                 if (kLateRelease && kb > 0) release(smem, stage == 0 ? kNumStages - 1 : stage - 1, peer_alive, lane);
             };
-            mma_and_promote<0, kN>(smem, stage, wg, lane, peer_alive, former, sa, lo, hi, acc, tmp, after_first, ahead);
+            mma_and_promote<0, kN, kFormer>(smem, stage, wg, lane, peer_alive, former, sa, lo, hi, acc, tmp,
+                                            after_first, ahead);
 #pragma unroll
             for (int w = 0; w < kNumWaves; ++w) {
                 sa[w][0] = sa_next[w][0];
@@ -817,6 +846,8 @@ struct Fp8GemmKernel {
                     constexpr int kN = kTailN > 0 ? kTailN : kWgmmaN;
                     float tail_tmp[kN / 2];  // the tail's own temporary; its first batch overwrites it (scale-d = 0)
                     mainloop_serial<kN>(smem, ring, tile, sb, former, wg, row0, lane, acc, tail_tmp);
+                } else if constexpr (kHoistFormer) {
+                    mainloop_serial_at<kSbStep>(smem, ring, tile, sb, former, wg, row0, lane, acc, tmp);
                 } else {
                     mainloop_serial<kWgmmaN>(smem, ring, tile, sb, former, wg, row0, lane, acc, tmp);
                 }
