@@ -565,12 +565,12 @@ struct Fp8GemmKernel {
             if (last) ahead();
             mma_wait<kN>(tmp);
             if (!kLateRelease && last) release(smem, stage, peer_alive, lane);
-            promote<kSplit, kN / 8, kFormer>(acc[w] + kSplit * kSplitChunks * 4, tmp, sa[w][0], sa[w][1], sb_lo, sb_hi,
-                                    sb_cols, former);
+            promote<kSplit, kN / 8, kFormer>(acc[w] + kSplit * kSplitChunks * 4, tmp, sa[w][0], sa[w][1], sb_lo,
+                                             sb_hi, sb_cols, former);
         }
         if constexpr (kSplit + 1 < kNumNSplits) {
-            mma_and_promote<kSplit + 1, kN, kFormer>(smem, stage, wg, lane, peer_alive, former, sa, sb_lo, sb_hi, acc, tmp,
-                                            after_first, ahead);
+            mma_and_promote<kSplit + 1, kN, kFormer>(smem, stage, wg, lane, peer_alive, former, sa, sb_lo, sb_hi, acc,
+                                                     tmp, after_first, ahead);
         }
     }
 
@@ -633,11 +633,12 @@ struct Fp8GemmKernel {
     };
 
     // A tile whose columns straddle two 128-wide B-scale blocks promotes chunks [0, former) with the first block's
-    // scales. When the boundary can fall at 3 to 8 places (gcd(kBlockN, 128) of 16 or 32: 144, 160, 96, ...), choosing
+    // scales. When the boundary can fall at 4 or 8 places (gcd(kBlockN, 128) of 32 or 16: 160, 96, 144, ...), choosing
     // per k-block took a chain of compares and branches through the promotion FFMAs (22 % of the stall samples of
     // 4096x576x7168 at 128x144 were at branches); here the choice is made once per tile, for one copy of the k-block
-    // loop per place. Dense serial tiles of one N split and one wave only, as for the tail (more loops than that moved
-    // the grouped kinds' wgmma descriptors out of uniform registers).
+    // loop per place. ptxas moves those loops' wgmma descriptors through vector registers (2 R2UR per wgmma), and the
+    // kernel still ran 2.6 % faster (docs/perf/fp8_gemm.md v19). Dense serial tiles of one N split and one wave only:
+    // the grouped kinds lost their uniform descriptors to extra loops before, and at a cost (tail-N, v18).
     static constexpr bool kHoistFormer = !kIs1D1D && !kUniformSb && kBlockN % 128 != 0 &&
                                          (kSbStep == 2 || kSbStep == 4) && !kPipelined && kNumNSplits == 1 &&
                                          kNumWaves == 1 && kSplitK == 1 && !kStreamK && kKind == prims::kDense;
