@@ -6,13 +6,8 @@
 
 #include <vector>
 
-#define __host__
-#define __device__
-#define __forceinline__ inline
+#include "host_device_macros.hpp"
 #include <tessera/prims/stream_k.cuh>  // host-usable device header (kernels/ is on this target's include path)
-#undef __host__
-#undef __device__
-#undef __forceinline__
 
 using tessera::prims::StreamKPartition;
 using tessera::prims::StreamKPiece;

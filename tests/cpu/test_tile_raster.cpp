@@ -5,13 +5,8 @@
 
 #include <cstdint>
 
-#define __host__
-#define __device__
-#define __forceinline__ inline
+#include "host_device_macros.hpp"
 #include <tessera/prims/scheduler.cuh>  // host-usable device header (kernels/ is on this target's include path)
-#undef __host__
-#undef __device__
-#undef __forceinline__
 
 namespace {
 
