@@ -514,8 +514,12 @@ struct Fp8GemmKernel {
     TESSERA_DEVICE static void mma_issue(SharedStorage& smem, uint32_t stage, uint32_t a_row, uint32_t wg,
                                          float (&tmp)[kN / 2]) {
         if constexpr (kOrderedMath) ptx::named_barrier_sync(kTurnBarrierBase + wg, 256);
-        const uint64_t desc_a = prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.a[stage]) + a_row * kBlockK);
-        const uint64_t desc_b = prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.b[stage]) + kSplit * kWgmmaN * kBlockK);
+        // From stage 0's descriptors (loop-invariant) by a plain add: rebuilding each field from the stage's address
+        // cost ~20 uniform instructions per k-block between the promotion and the next issue.
+        const uint64_t desc_a = prims::advance_desc(prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.a[0])),
+                                                    stage * sizeof(smem.a[0]) + a_row * kBlockK);
+        const uint64_t desc_b = prims::advance_desc(prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.b[0])),
+                                                    stage * sizeof(smem.b[0]) + kSplit * kWgmmaN * kBlockK);
         ptx::wgmma_fence();
 #pragma unroll
         for (int i = 0; i < kN / 2; ++i) ptx::fence_operand(tmp[i]);
@@ -636,9 +640,10 @@ struct Fp8GemmKernel {
     // scales. When the boundary can fall at 4 or 8 places (gcd(kBlockN, 128) of 32 or 16: 160, 96, 144, ...), choosing
     // per k-block took a chain of compares and branches through the promotion FFMAs (22 % of the stall samples of
     // 4096x576x7168 at 128x144 were at branches); here the choice is made once per tile, for one copy of the k-block
-    // loop per place. ptxas moves those loops' wgmma descriptors through vector registers (2 R2UR per wgmma), and the
-    // kernel still ran 2.6 % faster (docs/perf/fp8_gemm.md v19). Dense serial tiles of one N split and one wave only:
-    // the grouped kinds lost their uniform descriptors to extra loops before, and at a cost (tail-N, v18).
+    // loop per place: 2.6 % faster (docs/perf/fp8_gemm.md v19), and 3.7 % more once mma_issue stopped rebuilding the
+    // descriptors from the stage's address, which ptxas had moved through vector registers in these loops (v20).
+    // Dense serial tiles of one N split and one wave only: the grouped kinds lost their uniform descriptors to extra
+    // loops before, and at a cost (tail-N, v18).
     static constexpr bool kHoistFormer = !kIs1D1D && !kUniformSb && kBlockN % 128 != 0 &&
                                          (kSbStep == 2 || kSbStep == 4) && !kPipelined && kNumNSplits == 1 &&
                                          kNumWaves == 1 && kSplitK == 1 && !kStreamK && kKind == prims::kDense;
@@ -718,8 +723,10 @@ struct Fp8GemmKernel {
     };
 
     TESSERA_DEVICE static void issue_batch(SharedStorage& smem, uint32_t stage, uint32_t wg, float (&tmp)[kWgmmaN / 2]) {
-        const uint64_t desc_a = prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.a[stage]) + wg * 64 * kBlockK);
-        const uint64_t desc_b = prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.b[stage]));
+        const uint64_t desc_a = prims::advance_desc(prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.a[0])),
+                                                    stage * sizeof(smem.a[0]) + wg * 64 * kBlockK);
+        const uint64_t desc_b =
+            prims::advance_desc(prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.b[0])), stage * sizeof(smem.b[0]));
 #pragma unroll
         for (int i = 0; i < kWgmmaN / 2; ++i) ptx::fence_operand(tmp[i]);
         ptx::wgmma_fence();
