@@ -226,6 +226,9 @@ struct Fp8GemmKernel {
     // Stream-K kernels keep the loads too: their partition state needs the registers (the 128x192 kernel spilled).
     static constexpr int kSbRegs =
         !kIs1D1D && kBlockM < 256 && !kStreamK && kTileKb > 0 && kTileKb <= 128 ? ceil_div(kTileKb, 32) : 0;
+    // The lanes hold zeros past the tile's k-blocks: when they hold two more than the longest tile, the serial loop
+    // reads k-block kb + 2 without testing it against the tile's count (a compare and a branch per k-block).
+    static constexpr bool kSbPadded = kSbRegs > 0 && kSbRegs * 32 >= kTileKb + 2;
 
     static constexpr int kOutBytes = kIs1D1D ? 4 : 2;
     using OutTile = prims::SwizzledOutputTile<kBlockN, kBlockM, kOutBytes>;
@@ -508,18 +511,35 @@ struct Fp8GemmKernel {
         }
     }
 
-    // Issues one wgmma batch (4 x k32) of wave w, split s, stage `stage`, into tmp, and passes the turn; mma_wait
-    // retires it.
+    // The wgmma descriptors of one stage's A and B (row 0, k 0). The serial loop carries them from k-block to k-block
+    // with one add each: ptxas rebuilt them from the shared-memory base every k-block (~20 uniform instructions
+    // between the promotion and the next issue), even when written as stage 0's descriptor plus an offset.
+    struct StageDescs {
+        uint64_t a, b;
+        TESSERA_DEVICE static StageDescs of(SharedStorage& smem, uint32_t stage) {
+            return {prims::advance_desc(prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.a[0])), stage * kABytes),
+                    prims::advance_desc(prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.b[0])), stage * kBBytes)};
+        }
+        // To the next stage (`wrap`: the ring went back to stage 0). Only the start-address field, in the low word,
+        // changes: no stage's address carries out of it.
+        TESSERA_DEVICE void advance(bool wrap) {
+            a = add_low(a, wrap ? 0u - (kNumStages - 1) * (kABytes >> 4) : kABytes >> 4);
+            b = add_low(b, wrap ? 0u - (kNumStages - 1) * (kBBytes >> 4) : kBBytes >> 4);
+        }
+        TESSERA_DEVICE static uint64_t add_low(uint64_t desc, uint32_t delta) {
+            return (desc & ~0xffffffffull) | static_cast<uint32_t>(static_cast<uint32_t>(desc) + delta);
+        }
+        static constexpr uint32_t kABytes = kBlockM * kBlockK, kBBytes = kBlockN * kBlockK;
+    };
+
+    // Issues one wgmma batch (4 x k32) of wave w, split s, from the stage described by stage_desc, into tmp, and passes
+    // the turn; mma_wait retires it.
     template <int kSplit, int kN = kWgmmaN>
-    TESSERA_DEVICE static void mma_issue(SharedStorage& smem, uint32_t stage, uint32_t a_row, uint32_t wg,
+    TESSERA_DEVICE static void mma_issue(const StageDescs& stage_desc, uint32_t a_row, uint32_t wg,
                                          float (&tmp)[kN / 2]) {
         if constexpr (kOrderedMath) ptx::named_barrier_sync(kTurnBarrierBase + wg, 256);
-        // From stage 0's descriptors (loop-invariant) by a plain add: rebuilding each field from the stage's address
-        // cost ~20 uniform instructions per k-block between the promotion and the next issue.
-        const uint64_t desc_a = prims::advance_desc(prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.a[0])),
-                                                    stage * sizeof(smem.a[0]) + a_row * kBlockK);
-        const uint64_t desc_b = prims::advance_desc(prims::make_desc_kmajor_sw128(ptx::smem_addr(smem.b[0])),
-                                                    stage * sizeof(smem.b[0]) + kSplit * kWgmmaN * kBlockK);
+        const uint64_t desc_a = prims::advance_desc(stage_desc.a, a_row * kBlockK);
+        const uint64_t desc_b = prims::advance_desc(stage_desc.b, kSplit * kWgmmaN * kBlockK);
         ptx::wgmma_fence();
 #pragma unroll
         for (int i = 0; i < kN / 2; ++i) ptx::fence_operand(tmp[i]);
@@ -546,7 +566,8 @@ struct Fp8GemmKernel {
     // (dev/fp8_gemm/overlap_probe.cu): the promotion FFMAs alone fit, with the barrier wait and scale loads they do
     // not.
     template <int kSplit, int kN, int kFormer, class AfterFirst, class Ahead>
-    TESSERA_DEVICE static void mma_and_promote(SharedStorage& smem, uint32_t stage, uint32_t wg, uint32_t lane,
+    TESSERA_DEVICE static void mma_and_promote(SharedStorage& smem, uint32_t stage, const StageDescs& stage_desc,
+                                               uint32_t wg, uint32_t lane,
                                                bool peer_alive, uint32_t former, const float (&sa)[kNumWaves][2],
                                                float sb_lo, float sb_hi, float (&acc)[kNumWaves][kFinalRegs],
                                                float (&tmp)[kN / 2], const AfterFirst& after_first,
@@ -563,7 +584,7 @@ struct Fp8GemmKernel {
                     sb_cols[2 * i + 1] = smem.sfb[stage][col + 1];
                 }
             }
-            mma_issue<kSplit, kN>(smem, stage, w * kWaveRows + wg * 64, wg, tmp);
+            mma_issue<kSplit, kN>(stage_desc, w * kWaveRows + wg * 64, wg, tmp);
             if (w == 0 && kSplit == 0) after_first();
             const bool last = w == kNumWaves - 1 && kSplit == kNumNSplits - 1;
             if (last) ahead();
@@ -573,8 +594,8 @@ struct Fp8GemmKernel {
                                              sb_hi, sb_cols, former);
         }
         if constexpr (kSplit + 1 < kNumNSplits) {
-            mma_and_promote<kSplit + 1, kN, kFormer>(smem, stage, wg, lane, peer_alive, former, sa, sb_lo, sb_hi, acc,
-                                                     tmp, after_first, ahead);
+            mma_and_promote<kSplit + 1, kN, kFormer>(smem, stage, stage_desc, wg, lane, peer_alive, former, sa, sb_lo,
+                                                     sb_hi, acc, tmp, after_first, ahead);
         }
     }
 
@@ -617,12 +638,14 @@ struct Fp8GemmKernel {
             for (int j = 1; j < kN; ++j) v = kb >= 32u * j ? regs[j] : v;
             return __shfl_sync(0xffffffffu, v, kb & 31u);
         }
-        // The scales of k-block kb (relative to the tile's first). kb is warp-uniform.
+        // The scales of k-block kb (relative to the tile's first). kb is warp-uniform; kLater: kb >= 2 is known (the
+        // serial loop's reads two k-blocks ahead), so no test of it is left on the loop's path.
+        template <bool kLater = false>
         TESSERA_DEVICE void at(uint32_t kb, float& lo, float& hi) const {
             if constexpr (kIs1D1D) {
                 return;
             } else if constexpr (kSbRegs > 0) {
-                if (kb < 2) {
+                if (!kLater && kb < 2) {
                     lo = kb == 0 ? first_lo[0] : first_lo[1];
                     hi = kb == 0 ? first_hi[0] : first_hi[1];
                 } else {
@@ -674,31 +697,37 @@ struct Fp8GemmKernel {
         const uint32_t num_kb = tile.num_k_blocks;
         const bool peer_alive = tile.coord.peer_alive;
         float lo = 0.f, hi = 0.f, lo_next = 0.f, hi_next = 0.f;  // 1D2D B scales of kb and kb + 1
-        const auto load_sb = [&](uint32_t kb, float& l, float& h) { sb.at(kb, l, h); };
-        load_sb(0, lo, hi);
-        if (num_kb > 1) load_sb(1, lo_next, hi_next);
+        sb.at(0, lo, hi);
+        if (num_kb > 1) sb.at(1, lo_next, hi_next);
+        const auto load_sb = [&](uint32_t kb, float& l, float& h) { sb.template at<true>(kb, l, h); };
         ptx::mbarrier_wait(ptx::smem_addr(&smem.full_barriers[ring.stage]), ring.phase);
         TESSERA_TIMELINE_FIRST(kFirstFull, row0 == 0 && lane == 0);
         float sa[kNumWaves][2];
         read_sa(smem, ring.stage, row0, sa);
+        uint32_t prev_stage = 0;  // the previous k-block's stage, carried: recomputing it cost ~6 instructions
+        StageDescs next_desc = StageDescs::of(smem, ring.stage);
         for (uint32_t kb = 0; kb < num_kb; ++kb) {
             const uint32_t stage = ring.stage;
+            const StageDescs stage_desc = next_desc;
             ring.advance();
-            float sa_next[kNumWaves][2] = {};
+            next_desc.advance(ring.stage == 0);
+            float sa_next[kNumWaves][2];
             float lo_after = 0.f, hi_after = 0.f;
             const auto ahead = [&] {
+                if (kSbPadded) load_sb(kb + 2, lo_after, hi_after);
                 if (kb + 1 < num_kb) {
-                    if (kb + 2 < num_kb) load_sb(kb + 2, lo_after, hi_after);
+                    if (!kSbPadded && kb + 2 < num_kb) load_sb(kb + 2, lo_after, hi_after);
                     ptx::mbarrier_wait(ptx::smem_addr(&smem.full_barriers[ring.stage]), ring.phase);
-                    read_sa(smem, ring.stage, row0, sa_next);
                 }
+                // Unconditional: after the last k-block the values are unused, and a select per scale is saved.
+                read_sa(smem, ring.stage, row0, sa_next);
             };
             // kLateRelease: the previous k-block's stage is released once this k-block's first batch is issued.
             const auto after_first = [&] {
-                if (kLateRelease && kb > 0) release(smem, stage == 0 ? kNumStages - 1 : stage - 1, peer_alive, lane);
+                if (kLateRelease && kb > 0) release(smem, prev_stage, peer_alive, lane);
             };
-            mma_and_promote<0, kN, kFormer>(smem, stage, wg, lane, peer_alive, former, sa, lo, hi, acc, tmp,
-                                            after_first, ahead);
+            mma_and_promote<0, kN, kFormer>(smem, stage, stage_desc, wg, lane, peer_alive, former, sa, lo, hi, acc,
+                                            tmp, after_first, ahead);
 #pragma unroll
             for (int w = 0; w < kNumWaves; ++w) {
                 sa[w][0] = sa_next[w][0];
@@ -708,8 +737,9 @@ struct Fp8GemmKernel {
             hi = hi_next;
             lo_next = lo_after;
             hi_next = hi_after;
+            prev_stage = stage;
         }
-        if constexpr (kLateRelease) release(smem, ring.stage == 0 ? kNumStages - 1 : ring.stage - 1, peer_alive, lane);
+        if constexpr (kLateRelease) release(smem, prev_stage, peer_alive, lane);
     }
 
     // ---------------------------------------------------------------------------------------------------------------
