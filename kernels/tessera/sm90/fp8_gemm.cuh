@@ -222,10 +222,13 @@ struct Fp8GemmKernel {
     // slower, docs/perf/fp8_gemm.md v7-v8). Longer K (or a runtime K) keeps the global loads two k-blocks ahead.
     static constexpr int kTileKb =
         Config::kShapeK == kDynamic ? 0 : ceil_div(ceil_div(static_cast<int>(Config::kShapeK), 128), kSplitK);
-    // 256-row tiles keep the loads: their two waves already hide them, and the registers cost them 1 % (v9).
+    // 256-row tiles take the lanes only up to 62 k-blocks (two registers per row, read without a bound test, below):
+    // measured on the H200 (fp8_gemm.md v20), 1.4-1.5 % faster at K = 2048 and 7168, 1.2 % slower at K = 16384 with
+    // four registers and the bound test (v9 had found them 1 % slower before the loop lost its other overheads).
     // Stream-K kernels keep the loads too: their partition state needs the registers (the 128x192 kernel spilled).
-    static constexpr int kSbRegs =
-        !kIs1D1D && kBlockM < 256 && !kStreamK && kTileKb > 0 && kTileKb <= 128 ? ceil_div(kTileKb, 32) : 0;
+    static constexpr int kSbRegs = !kIs1D1D && !kStreamK && kTileKb > 0 && kTileKb <= (kBlockM < 256 ? 128 : 62)
+                                       ? ceil_div(kTileKb, 32)
+                                       : 0;
     // The lanes hold zeros past the tile's k-blocks: when they hold two more than the longest tile, the serial loop
     // reads k-block kb + 2 without testing it against the tile's count (a compare and a branch per k-block).
     static constexpr bool kSbPadded = kSbRegs > 0 && kSbRegs * 32 >= kTileKb + 2;
