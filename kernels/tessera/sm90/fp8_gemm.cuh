@@ -711,9 +711,10 @@ struct Fp8GemmKernel {
         StageDescs next_desc = StageDescs::of(smem, ring.stage);
         for (uint32_t kb = 0; kb < num_kb; ++kb) {
             const uint32_t stage = ring.stage;
-            const StageDescs stage_desc = next_desc;
+            // Stream-K kernels rebuild them: their partition state leaves no registers to carry them (16 B spilled).
+            const StageDescs stage_desc = kStreamK ? StageDescs::of(smem, stage) : next_desc;
             ring.advance();
-            next_desc.advance(ring.stage == 0);
+            if (!kStreamK) next_desc.advance(ring.stage == 0);
             float sa_next[kNumWaves][2];
             float lo_after = 0.f, hi_after = 0.f;
             const auto ahead = [&] {
