@@ -688,6 +688,35 @@ struct Fp8GemmKernel {
         }
     }
 
+    // Stage positions for the serial loop's step: one read at run time, or a compile-time constant (then the ring's
+    // update is a constant store: the stage after it and, at the ring's end, the phase flip).
+    struct RingAt {
+        uint32_t value;
+        TESSERA_DEVICE uint32_t stage() const { return value; }
+        TESSERA_DEVICE static void advance(Ring& ring) { ring.advance(); }
+    };
+    template <uint32_t kStage>
+    struct RingAtConst {
+        TESSERA_DEVICE static constexpr uint32_t stage() { return kStage; }
+        TESSERA_DEVICE static void advance(Ring& ring) {
+            ring.stage = (kStage + 1) % kNumStages;
+            if (kStage + 1 == kNumStages) ring.phase ^= 1u;
+        }
+    };
+    // The serial loop unrolled over one pass of the ring, from stage 0: kNumStages copies of the k-block, each at a
+    // constant stage. Only where the copies stay few and short (the hoisted 128x144 loops are 8 copies already), and
+    // dense 1D2D only: the 1D1D kernels (per-column B scales) and the contiguous, psum and masked 128x192 kernels
+    // spilled with it, and so did the stream-K 128x192 kernel (92 B). Tiles of more than two passes: at K = 512 (one
+    // pass) ptxas unrolled the whole tile and moved its wgmma descriptors through vector registers (30-35 R2UR per
+    // loop).
+    static constexpr bool kUnrollStages = kNumStages <= 4 && !kHoistFormer && !kIs1D1D && !kStreamK &&
+                                          kKind == prims::kDense && kTileKb > 2 * kNumStages;
+    template <uint32_t kStage, class Step>
+    TESSERA_DEVICE static void unrolled_round(const Step& step, uint32_t kb) {
+        step(kb + kStage, RingAtConst<kStage>{});
+        if constexpr (kStage + 1 < kNumStages) unrolled_round<kStage + 1>(step, kb);
+    }
+
     // Serial mainloop of one tile (tile.loads, not kPipelined): one temporary, each batch retired before the next.
     // The next k-block's full barrier and A scales are taken while this k-block's last batch runs (see `ahead`
     // above), and the 1D2D B scales are loaded two k-blocks ahead (volatile loads, issued early: an L2 hit outlasts
@@ -709,11 +738,13 @@ struct Fp8GemmKernel {
         read_sa(smem, ring.stage, row0, sa);
         uint32_t prev_stage = 0;  // the previous k-block's stage, carried: recomputing it cost ~6 instructions
         StageDescs next_desc = StageDescs::of(smem, ring.stage);
-        for (uint32_t kb = 0; kb < num_kb; ++kb) {
-            const uint32_t stage = ring.stage;
+        // One k-block at `at.stage` (RingAt: known only at run time; RingAtConst: a compile-time constant, so the
+        // barrier addresses, the ring update and the descriptor adds fold into constants).
+        const auto step = [&](uint32_t kb, auto at) {
+            const uint32_t stage = at.stage();
             // Stream-K kernels rebuild them: their partition state leaves no registers to carry them (16 B spilled).
             const StageDescs stage_desc = kStreamK ? StageDescs::of(smem, stage) : next_desc;
-            ring.advance();
+            at.advance(ring);
             if (!kStreamK) next_desc.advance(ring.stage == 0);
             float sa_next[kNumWaves][2];
             float lo_after = 0.f, hi_after = 0.f;
@@ -742,7 +773,16 @@ struct Fp8GemmKernel {
             lo_next = lo_after;
             hi_next = hi_after;
             prev_stage = stage;
+        };
+        uint32_t kb = 0;
+        if constexpr (kUnrollStages) {
+            // Generic k-blocks until the ring is at stage 0, then whole passes, then the generic rest: three loops,
+            // each with a single path (one loop holding both kinds of step let ptxas lay out paths through the tile
+            // loop whose wgmma descriptors went through vector registers).
+            for (; kb < num_kb && ring.stage != 0; ++kb) step(kb, RingAt{ring.stage});
+            for (; kb + kNumStages <= num_kb; kb += kNumStages) unrolled_round<0>(step, kb);
         }
+        for (; kb < num_kb; ++kb) step(kb, RingAt{ring.stage});
         if constexpr (kLateRelease) release(smem, prev_stage, peer_alive, lane);
     }
 
