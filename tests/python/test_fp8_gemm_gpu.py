@@ -263,10 +263,11 @@ assert not torch.isnan(d).any() and rel < 8e-3, rel
 # batches, 2-3 stage rings). Tail-N blocks (the last n-block's wgmma at its own width) whose columns straddle a
 # 128-wide B-scale block: 560 = 2 x 192 + 176 (columns 384-559 over two scale blocks), 536 = 3 x 144 + 104
 # (columns 432-535). The dense serial loop unrolled over the ring's passes (tiles of more than two passes) entered at
-# every stage: 517 tiles of 9 k-blocks on 132 CTAs, so the tiles of one CTA start at stages 0, 1, 2 and 3.
+# every stage: 517 tiles of 9 k-blocks on 132 CTAs, so the tiles of one CTA start at stages 0, 1, 2 and 3. Tiles of
+# one pass (K = 512 at 4 stages: no loop, the ring back at stage 0 after each), with second tiles and a tail-N block.
 @pytest.mark.parametrize("forced,m,n,k", [("256x128:1x2", 1000, 4224, 2048), ("256x128:2x1", 777, 1024, 1536),
                                           ("128x192", 300, 560, 1024), ("128x192", 6000, 2104, 1152),
-                                          ("128x144", 70, 536, 1536),
+                                          ("128x192", 1000, 4000, 512), ("128x144", 70, 536, 1536),
                                           ("128x96:s4", 200, 1000 // 8 * 8, 1664), ("64x64:1x2", 300, 576, 512),
                                           ("128x128:2x1", 257, 512, 1664), ("128x128", 129, 256, 1536),
                                           ("64x128", 65, 384, 128), ("128x112:1x2", 300, 448, 2944),
