@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Materializes each prepared patch of dev/experiments as variants/<patch name> (HEAD's kernels with the patch's
+# kernel hunks), here, where git is: the GPU machine has none, so name the directories in the device tool's carry.
+#
+#   dev/experiments/make_variants.sh            (then run dev/experiments/ab_prepared.sh on the device)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+for patch in dev/experiments/*.patch; do
+    name=$(basename "$patch" .patch)
+    dev/kernel_variant.sh HEAD "variants/$name" >/dev/null
+    sed '/^diff --git a\/tests/,$d' "$patch" | patch -s -p2 -d "variants/$name"
+    echo "variants/$name"
+done
