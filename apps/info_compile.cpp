@@ -4,6 +4,7 @@
 #include "apps/commands.hpp"
 #include "jit/jit.hpp"
 #include "jit/kernel_catalog.hpp"
+#include "ops/fp8_gemm_specs.hpp"
 #include "tessera/error.hpp"
 #include "tessera/options.hpp"
 #include "tessera/runtime.hpp"
@@ -38,7 +39,9 @@ int compile(const std::vector<std::string>& args) {
     else if (which == "default") kinds = {options().compiler};
     else throw InvalidArgument("tessera compile: --compiler: expected nvrtc, nvcc or both, got '" + which + "'");
 
-    const std::vector<jit::KernelSpec> specs = jit::catalog_specs(suite);
+    const std::string problem = flag_value(args, "--fp8", "");
+    const std::vector<jit::KernelSpec> specs =
+        problem.empty() ? jit::catalog_specs(suite) : std::vector<jit::KernelSpec>{ops::fp8_problem_spec(problem)};
     int failures = 0;
     for (CompilerKind kind : kinds) {
         const auto compiler = jit::make_compiler(options(), kind);

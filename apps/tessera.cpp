@@ -1,6 +1,7 @@
 // The `tessera` command:
 //   tessera info                       driver, GPUs, compilers, cache directory and size
-//   tessera compile [--compiler C]     fill the kernel cache ahead of time (no GPU needed); C = nvrtc|nvcc|both
+//   tessera compile [--compiler C]     fill the kernel cache ahead of time (no GPU needed); C = nvrtc|nvcc|both;
+//                                      --suite S or --fp8 KIND:MxNxK[:G[:E]] (one problem's planned kernel)
 //   tessera bench [--suite S] [--json] benchmark suites (needs a GPU)
 #include <cstdio>
 #include <cstring>
@@ -16,8 +17,9 @@ void usage() {
     std::puts(
         "usage: tessera <command> [options]\n"
         "  info                          what tessera sees: driver, GPUs, compilers, cache\n"
-        "  compile [--compiler nvrtc|nvcc|both] [--suite S]\n"
-        "                                compile the kernels of a suite into the cache (no GPU needed)\n"
+        "  compile [--compiler nvrtc|nvcc|both] [--suite S | --fp8 KIND:MxNxK[:G[:E]]]\n"
+        "                                compile the kernels of a suite, or the planned kernel of one FP8 problem\n"
+        "                                (KIND dense|wgrad|contiguous|psum|masked|kgrouped), into the cache (no GPU)\n"
         "  bench [--suite S] [--json F]  run a benchmark suite on the GPU\n");
 }
 

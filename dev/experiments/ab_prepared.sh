@@ -3,7 +3,7 @@
 # dev/experiments/make_variants.sh made (carry: variants/contiguous-unroll, variants/hoist-whole-passes):
 #   contiguous-unroll: the contiguous suite, tree / variant / tree (dev/suite_ab.sh), then the contiguous GPU tests on
 #     the variant's kernels;
-#   hoist-whole-passes: 4096x576x7168 under the heuristic pick and 128x144:s4, tree and variant (outputs checked);
+#   hoist-whole-passes: 4096x576x7168 under the heuristic pick and 128x144:p4, tree and variant (outputs checked);
 #   PAIRS=1 adds the contiguous suite with B pairs forced (128x192:2x1), tree and variant.
 source "$(dirname "$0")/../gpu_env.sh"
 dev/build_gpu.sh || exit 1
@@ -21,6 +21,6 @@ if [ -d variants/contiguous-unroll ] && [ -n "${PAIRS:-}" ]; then
     done
 fi
 if [ -d variants/hoist-whole-passes ]; then
-    timeout 200 python3 bench/sweep_fp8.py 4096 576 7168 128x144:s4 --reps 20 \
+    timeout 200 python3 bench/sweep_fp8.py 4096 576 7168 128x144:p4 --reps 20 \
         --variant "TESSERA_KERNEL_DIR=$PWD/variants/hoist-whole-passes" 2>&1 | grep -v -i warn | sed -n '/fastest/,$p'
 fi

@@ -326,6 +326,11 @@ Fp8GemmConfig finish_config(const Fp8GemmProblem& p, Fp8GemmConfig c) {
         if (fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, s, c.split_k) <= p.max_smem_bytes) c.num_stages = s;
     // Deeper rings add nothing once loads are hidden; split-K plans stream from HBM and keep more bytes in flight.
     c.num_stages = std::min(c.num_stages, c.split_k > 1 ? 20 : 12);
+    if (p.forced_num_stages > 0) {
+        TESSERA_CHECK(p.forced_num_stages >= 2 && p.forced_num_stages <= c.num_stages, "TESSERA_FP8_CONFIG: ",
+                      c.block_m, "x", c.block_n, " takes 2 to ", c.num_stages, " stages here, got ", p.forced_num_stages);
+        c.num_stages = p.forced_num_stages;
+    }
     c.smem_bytes = fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, c.num_stages, c.split_k);
     fp8_gemm_store_layout(p.mode, c.block_n, &c.swizzle_d_bytes, &c.store_box_n);
     // The stage layout keeps 64 rows of A (the wgmma reads them all); only the box shrinks.

@@ -38,9 +38,10 @@ struct Fp8GemmProblem {
     int small_m_box_rows = 0;  // dense: M <= this (16 or 32) on 64-row tiles loads A in 16- or 32-row boxes
     bool allow_stream_k = false;     // dense 1D2D, opt-in: spread a partial last wave over every CTA
     // Tuning override (TESSERA_FP8_CONFIG): when forced_block_m > 0 the search is skipped and this tile, cluster
-    // and split are used (stages and the rest still derived); illegal values throw InvalidArgument.
+    // and split are used (the rest still derived); illegal values throw InvalidArgument.
     int forced_block_m = 0, forced_block_n = 0, forced_cluster_m = 1, forced_cluster_n = 1, forced_split_k = 1;
     int forced_ctas_per_sm = 1;  // 2: two CTAs per SM (64-row tiles, no cluster, no split-K)
+    int forced_num_stages = 0;   // > 0: this many ring stages (at least 2, at most what shared memory holds)
     // CTAs that clusters of 2, 4, 8 keep resident (0: fp8_gemm_cluster_capacity's estimate; -1: none; the plan fills
     // in the driver's answer when the estimate proved too high).
     int cluster_ctas[4] = {0, 0, 0, 0};

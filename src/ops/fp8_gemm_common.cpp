@@ -124,14 +124,15 @@ struct Fp8PlanKeyHash {
     }
 };
 
-// TESSERA_FP8_CONFIG = "BMxBN[:CMxCN][:sS][:o2]" (o2: two CTAs per SM).
+// TESSERA_FP8_CONFIG = "BMxBN[:CMxCN][:sS][:o2][:pP]" (o2: two CTAs per SM; pP: P ring stages).
 void apply_forced_config(const std::string& text, heuristics::Fp8GemmProblem& p) {
-    int bm = 0, bn = 0, cm = 1, cn = 1, split = 1, per_sm = 1;
+    int bm = 0, bn = 0, cm = 1, cn = 1, split = 1, per_sm = 1, stages = 0;
     const char* s = text.c_str();
     int used = 0;
     bool ok = std::sscanf(s, "%dx%d%n", &bm, &bn, &used) == 2;
     s += used;
-    if (ok && std::strncmp(s, ":s", 2) != 0 && std::strncmp(s, ":o", 2) != 0 && *s == ':') {
+    if (ok && std::strncmp(s, ":s", 2) != 0 && std::strncmp(s, ":o", 2) != 0 && std::strncmp(s, ":p", 2) != 0 &&
+        *s == ':') {
         used = 0;
         ok = std::sscanf(s, ":%dx%d%n", &cm, &cn, &used) == 2;
         s += used;
@@ -141,18 +142,25 @@ void apply_forced_config(const std::string& text, heuristics::Fp8GemmProblem& p)
         ok = std::sscanf(s, ":s%d%n", &split, &used) == 1;
         s += used;
     }
-    if (ok && *s == ':') {
+    if (ok && std::strncmp(s, ":o", 2) == 0) {
         used = 0;
         ok = std::sscanf(s, ":o%d%n", &per_sm, &used) == 1 && (per_sm == 1 || per_sm == 2);
         s += used;
     }
-    TESSERA_CHECK(ok && *s == '\0', "TESSERA_FP8_CONFIG: expected 'BMxBN[:CMxCN][:sS][:o2]', got '", text, "'");
+    if (ok && std::strncmp(s, ":p", 2) == 0) {  // ring stages (pipeline depth)
+        used = 0;
+        ok = std::sscanf(s, ":p%d%n", &stages, &used) == 1 && stages > 0;
+        s += used;
+    }
+    TESSERA_CHECK(ok && *s == '\0', "TESSERA_FP8_CONFIG: expected 'BMxBN[:CMxCN][:sS][:o2][:pP]', got '", text,
+                  "'");
     p.forced_block_m = bm;
     p.forced_block_n = bn;
     p.forced_cluster_m = cm;
     p.forced_cluster_n = cn;
     p.forced_split_k = split;
     p.forced_ctas_per_sm = per_sm;
+    p.forced_num_stages = stages;
 }
 
 }  // namespace

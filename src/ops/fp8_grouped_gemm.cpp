@@ -3,6 +3,7 @@
 #include "tessera/fp8_grouped_gemm.hpp"
 
 #include <algorithm>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -140,6 +141,60 @@ std::vector<jit::KernelSpec> fp8_grouped_suite_specs(int num_sms, int max_smem_b
                                 {8, 7168, 2048}, {16, 4096, 7168}, {16, 7168, 2048}})
         add(k_grouped_key(m, n, groups, num_sms, 0));
     return specs;
+}
+
+jit::KernelSpec fp8_problem_spec(const std::string& desc, int num_sms, int max_smem_bytes) {
+    const auto fail = [&](const char* what) -> InvalidArgument {
+        return InvalidArgument(detail::str_cat("tessera compile --fp8: expected KIND:MxNxK[:G[:E]] with KIND dense, ",
+                                               "wgrad, contiguous, psum, masked or kgrouped (", what, "), got '",
+                                               desc, "'"));
+    };
+    std::vector<std::string> parts(1);
+    for (char ch : desc) {
+        if (ch == ':') parts.emplace_back();
+        else parts.back() += ch;
+    }
+    if (parts.size() < 2 || parts.size() > 4) throw fail("2 to 4 fields separated by ':'");
+    const auto positive = [&](const std::string& text, const char* what) {
+        std::size_t used = 0;
+        long long v = 0;
+        try {
+            v = std::stoll(text, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used == 0 || used != text.size() || v < 0) throw fail(what);
+        return static_cast<std::int64_t>(v);
+    };
+    std::int64_t mnk[3];
+    std::size_t start = 0;
+    for (int i = 0; i < 3; ++i) {
+        const std::size_t end = i < 2 ? parts[1].find('x', start) : parts[1].size();
+        if (end == std::string::npos) throw fail("sizes MxNxK");
+        mnk[i] = positive(parts[1].substr(start, end - start), "sizes MxNxK of non-negative integers");
+        start = end + 1;
+    }
+    const auto [m, n, k] = mnk;
+    const std::int64_t groups = parts.size() > 2 ? positive(parts[2], "a group count G") : 1;
+    const std::int64_t expected = parts.size() > 3 ? positive(parts[3], "an expected row count E") : 0;
+    if (m == 0 || n == 0 || groups == 0) throw fail("M, N and G above 0");
+    const std::string& kind = parts[0];
+    Fp8PlanKey key;
+    if (kind == "dense" || kind == "wgrad") {
+        if (k == 0) throw fail("K above 0");
+        key = {m, n, k, kind == "dense" ? Fp8GemmMode::k1D2D : Fp8GemmMode::k1D1D, GemmKind::kDense, 1, 0, num_sms, 0};
+    } else if (kind == "contiguous" || kind == "psum") {
+        if (k == 0) throw fail("K above 0");
+        key = contiguous_key(m, n, k, groups, kind == "psum", expected, 128, num_sms, 0);
+    } else if (kind == "masked") {
+        if (k == 0) throw fail("K above 0");
+        key = masked_key(m, n, k, groups, expected > 0 ? expected : m, num_sms, 0);
+    } else if (kind == "kgrouped") {
+        key = k_grouped_key(m, n, groups, num_sms, 0);
+    } else {
+        throw fail("an unknown KIND");
+    }
+    return fp8_spec(key, heuristics::choose_fp8_gemm_config(fp8_problem(key, max_smem_bytes)));
 }
 
 }  // namespace ops

@@ -229,6 +229,12 @@ TEST(Fp8GemmHeuristics, ForcedConfigsAreCheckedAndHonored) {
     EXPECT_EQ(c.block_n, 128);
     EXPECT_EQ(c.cluster_n, 2);
     EXPECT_EQ(c.num_sms, 132);
+    EXPECT_EQ(c.num_stages, 3);  // what shared memory holds
+    p.forced_num_stages = 2;     // a shallower ring is honored, a deeper one than fits refused
+    EXPECT_EQ(choose_fp8_gemm_config(p).num_stages, 2);
+    p.forced_num_stages = 4;
+    EXPECT_THROW(choose_fp8_gemm_config(p), tessera::InvalidArgument);
+    p.forced_num_stages = 0;
     p.forced_block_n = 200;  // not a legal 1D2D width above 128
     EXPECT_THROW(choose_fp8_gemm_config(p), tessera::InvalidArgument);
     p.forced_block_n = 128;

@@ -1,0 +1,49 @@
+// `tessera compile --fp8 KIND:MxNxK[:G[:E]]`: the planned kernel of one FP8 problem, and clear errors for bad text.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "ops/fp8_gemm_specs.hpp"
+#include "tessera/error.hpp"
+
+using tessera::ops::fp8_problem_spec;
+
+namespace {
+
+std::string described(const std::string& desc) { return fp8_problem_spec(desc).describe(); }
+
+}  // namespace
+
+TEST(Fp8ProblemSpec, EachKindPlansItsKernel) {
+    const std::string dense = described("dense:4096x576x7168");
+    EXPECT_NE(dense.find("kMode=0,"), std::string::npos) << dense;
+    EXPECT_NE(dense.find("kShapeN=576,kShapeK=7168"), std::string::npos) << dense;
+    EXPECT_EQ(dense.find("kGemmKind"), std::string::npos) << dense;  // dense is the default kind
+    EXPECT_NE(described("wgrad:7168x4096x2048").find("kMode=1,"), std::string::npos);
+    EXPECT_NE(described("contiguous:32768x6144x7168:4").find("kGemmKind=1"), std::string::npos);
+    EXPECT_NE(described("psum:32768x4096x2048:8:4096").find("kGemmKind=2"), std::string::npos);
+    EXPECT_NE(described("masked:4096x4096x2048:6:1024").find("kGemmKind=3"), std::string::npos);
+    const std::string kgrouped = described("kgrouped:4096x7168x0:8");
+    EXPECT_NE(kgrouped.find("kGemmKind=4"), std::string::npos) << kgrouped;
+    EXPECT_NE(kgrouped.find("kNumGroups=8"), std::string::npos) << kgrouped;
+}
+
+TEST(Fp8ProblemSpec, BadTextNamesWhatWasExpected) {
+    const std::pair<const char*, const char*> cases[] = {
+        {"dense:4096x576", "sizes MxNxK"},         {"blah:1x2x128", "unknown KIND"},
+        {"dense:0x576x7168", "above 0"},           {"dense:axbxc", "non-negative integers"},
+        {"dense:-1x576x7168", "non-negative"},     {"masked:1x2x3:4:5:6", "2 to 4 fields"},
+        {"dense:128x576x0", "K above 0"},          {"contiguous:128x576x7168:x", "group count"},
+        {"dense", "2 to 4 fields"},
+    };
+    for (auto [text, expected] : cases) {
+        try {
+            fp8_problem_spec(text);
+            ADD_FAILURE() << text << ": no error";
+        } catch (const tessera::InvalidArgument& e) {
+            const std::string what = e.what();
+            EXPECT_NE(what.find(expected), std::string::npos) << text << ": " << what;
+            EXPECT_NE(what.find(text), std::string::npos) << what;
+        }
+    }
+}
