@@ -40,6 +40,8 @@ int compile(const std::vector<std::string>& args) {
     else throw InvalidArgument("tessera compile: --compiler: expected nvrtc, nvcc or both, got '" + which + "'");
 
     const std::string problem = flag_value(args, "--fp8", "");
+    if (!problem.empty() && flag_value(args, "--suite", "").size() > 0)
+        throw InvalidArgument("tessera compile: expected --suite or --fp8, got both");
     const std::vector<jit::KernelSpec> specs =
         problem.empty() ? jit::catalog_specs(suite) : std::vector<jit::KernelSpec>{ops::fp8_problem_spec(problem)};
     int failures = 0;

@@ -328,7 +328,8 @@ Fp8GemmConfig finish_config(const Fp8GemmProblem& p, Fp8GemmConfig c) {
     c.num_stages = std::min(c.num_stages, c.split_k > 1 ? 20 : 12);
     if (p.forced_num_stages > 0) {
         TESSERA_CHECK(p.forced_num_stages >= 2 && p.forced_num_stages <= c.num_stages, "TESSERA_FP8_CONFIG: ",
-                      c.block_m, "x", c.block_n, " takes 2 to ", c.num_stages, " stages here, got ", p.forced_num_stages);
+                      c.block_m, "x", c.block_n, " takes 2 to ", c.num_stages, " stages here, got ",
+                      p.forced_num_stages);
         c.num_stages = p.forced_num_stages;
     }
     c.smem_bytes = fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, c.num_stages, c.split_k);

@@ -155,7 +155,7 @@ jit::KernelSpec fp8_problem_spec(const std::string& desc, int num_sms, int max_s
         else parts.back() += ch;
     }
     if (parts.size() < 2 || parts.size() > 4) throw fail("2 to 4 fields separated by ':'");
-    const auto positive = [&](const std::string& text, const char* what) {
+    const auto count = [&](const std::string& text, const char* what) {
         std::size_t used = 0;
         long long v = 0;
         try {
@@ -171,12 +171,12 @@ jit::KernelSpec fp8_problem_spec(const std::string& desc, int num_sms, int max_s
     for (int i = 0; i < 3; ++i) {
         const std::size_t end = i < 2 ? parts[1].find('x', start) : parts[1].size();
         if (end == std::string::npos) throw fail("sizes MxNxK");
-        mnk[i] = positive(parts[1].substr(start, end - start), "sizes MxNxK of non-negative integers");
+        mnk[i] = count(parts[1].substr(start, end - start), "sizes MxNxK of non-negative integers");
         start = end + 1;
     }
     const auto [m, n, k] = mnk;
-    const std::int64_t groups = parts.size() > 2 ? positive(parts[2], "a group count G") : 1;
-    const std::int64_t expected = parts.size() > 3 ? positive(parts[3], "an expected row count E") : 0;
+    const std::int64_t groups = parts.size() > 2 ? count(parts[2], "a group count G") : 1;
+    const std::int64_t expected = parts.size() > 3 ? count(parts[3], "an expected row count E") : 0;
     if (m == 0 || n == 0 || groups == 0) throw fail("M, N and G above 0");
     const std::string& kind = parts[0];
     Fp8PlanKey key;

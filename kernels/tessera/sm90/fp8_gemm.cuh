@@ -706,15 +706,16 @@ struct Fp8GemmKernel {
     // The serial loop unrolled over one pass of the ring, from stage 0: kNumStages copies of the k-block, each at a
     // constant stage. Only where the copies stay few and short (the hoisted 128x144 loops are 8 copies already), and
     // dense 1D2D only: the 1D1D kernels (per-column B scales) and the contiguous, psum and masked 128x192 kernels
-    // spilled with it, and so did the stream-K 128x192 kernel (92 B). Tiles of more than two passes: at K = 512 (one
-    // pass) ptxas unrolled the whole tile and moved its wgmma descriptors through vector registers (30-35 R2UR per
-    // loop).
+    // spilled with it, and so did the stream-K 128x192 kernel (92 B). Tiles of more than two passes: with the three
+    // loops around a tile of one pass (K = 512) ptxas unrolled the whole tile and moved its wgmma descriptors through
+    // vector registers (30-35 R2UR per loop); such tiles take kOnePassTiles instead.
     static constexpr bool kUnrollStages = kNumStages <= 4 && !kHoistFormer && !kIs1D1D && !kStreamK &&
                                           kKind == prims::kDense && kTileKb > 2 * kNumStages;
     // Tiles of exactly one pass of the ring (dense 128x192 and 64x256 at K = 512): every tile of these kernels has
-    // kTileKb k-blocks, so each starts and ends at stage 0 and the whole tile is one unrolled pass, with no loop and
-    // each k-block's descriptors folded from the constant stage. 4096x32768x512 3.8 % faster, 1x32768x512 2 %
-    // (fp8_gemm.md v21).
+    // kTileKb k-blocks (dense without split: num_k_blocks is ceil(kShapeK / 128) of the compile-time K, and cluster
+    // zero tiles pass the same count through the ring), so each starts and ends at stage 0 and the whole tile is one
+    // unrolled pass, with no loop and each k-block's descriptors folded from the constant stage. 4096x32768x512
+    // 3.8 % faster, 1x32768x512 2 % (fp8_gemm.md v21).
     static constexpr bool kOnePassTiles = kNumStages <= 4 && !kHoistFormer && !kIs1D1D && !kStreamK && !kSplit &&
                                           !kPipelined && kKind == prims::kDense && kTileKb == kNumStages;
     template <uint32_t kStage, class Step>
@@ -749,6 +750,7 @@ struct Fp8GemmKernel {
         const auto step = [&](uint32_t kb, auto at) {
             const uint32_t stage = at.stage();
             // Stream-K kernels rebuild them: their partition state leaves no registers to carry them (16 B spilled).
+            // One-pass tiles too: at a constant stage the rebuild folds to stage 0's descriptor plus a constant.
             const StageDescs stage_desc = kStreamK || kOnePassTiles ? StageDescs::of(smem, stage) : next_desc;
             at.advance(ring);
             if (!kStreamK && !kOnePassTiles) next_desc.advance(ring.stage == 0);
