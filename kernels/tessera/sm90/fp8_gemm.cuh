@@ -179,6 +179,17 @@ struct Fp8GemmKernel {
     static constexpr int kReservedRegs =
         kKind == prims::kDense || kKind == prims::kContiguous || kNumMathWarpgroups == 2 ? 32 : 48;
     static constexpr int kAccumBudget = kMathRegs - kReservedRegs;
+    // The contiguous 128x192 kernels with the unrolled loop (kUnrollStages) spilled 64-72 B at 232 registers: their
+    // tile keeps more state across the mainloop than a dense one. Their producer fits in 24, which lets the consumers
+    // have 240 (24 x 128 + 240 x 256 = the 64512 of the launch). The plan (kAccumBudget) stays at 232's.
+    static constexpr bool kWideConsumers = kKind == prims::kContiguous && kNumMathWarpgroups == 2 &&
+                                           kCtasPerSm == 1 && !kIs1D1D && kNumStages <= 4 &&
+                                           Config::kShapeK != kDynamic &&
+                                           ceil_div(static_cast<int>(Config::kShapeK), 128) > 2 * kNumStages;
+    static constexpr int kProducerLiveRegs = kWideConsumers ? 24 : kProducerRegs;
+    static constexpr int kConsumerLiveRegs = kWideConsumers ? 240 : kMathRegs;
+    static_assert(kProducerLiveRegs * 128 + kConsumerLiveRegs * 128 * kNumMathWarpgroups <=
+                  kProducerRegs * 128 + kMathRegs * 128 * kNumMathWarpgroups);
     static constexpr int pick_num_n_splits() {
         for (int s = 1; s <= 4; s *= 2) {
             const int regs = kNumWaves * kFinalRegs + kBlockN / (2 * s) + (kIs1D1D ? kBlockN / (4 * s) : 0);
@@ -710,7 +721,8 @@ struct Fp8GemmKernel {
     // loops around a tile of one pass (K = 512) ptxas unrolled the whole tile and moved its wgmma descriptors through
     // vector registers (30-35 R2UR per loop); such tiles take kOnePassTiles instead.
     static constexpr bool kUnrollStages = kNumStages <= 4 && !kHoistFormer && !kIs1D1D && !kStreamK &&
-                                          kKind == prims::kDense && kTileKb > 2 * kNumStages;
+                                          (kKind == prims::kDense || kKind == prims::kContiguous) &&
+                                          kTileKb > 2 * kNumStages;
     // Tiles of exactly one pass of the ring (dense 128x192 and 64x256 at K = 512): every tile of these kernels has
     // kTileKb k-blocks (dense without split: num_k_blocks is ceil(kShapeK / 128) of the compile-time K, and cluster
     // zero tiles pass the same count through the ring), so each starts and ends at stage 0 and the whole tile is one
@@ -786,7 +798,7 @@ struct Fp8GemmKernel {
             unrolled_round<0>(step, 0);  // the ring is at stage 0: each tile before took one whole pass
         } else {
             uint32_t kb = 0;
-            if constexpr (kUnrollStages) {
+            if constexpr (kUnrollStages && kN == kWgmmaN) {
                 // Generic k-blocks until the ring is at stage 0, then whole passes, then the generic rest: three
                 // loops, each with a single path (one loop holding both kinds of step let ptxas lay out paths through
                 // the tile loop whose wgmma descriptors went through vector registers).
@@ -932,6 +944,12 @@ struct Fp8GemmKernel {
                 if (tile.loads) sb.load_tile(tile.num_k_blocks, lane);
             }
 
+            if constexpr (kKind == prims::kContiguous) {
+                // Each thread read the expert id from grouped_layout; through a shuffle ptxas sees the choice
+                // warp-uniform (else the unrolled loop's wgmma descriptors went through vector registers, 16 R2UR
+                // per k-block).
+                tile.loads = __shfl_sync(0xffffffffu, tile.loads ? 1u : 0u, 0) != 0u;
+            }
             const bool pipelined = kPipelined && tile.loads && tile.num_k_blocks > 0;
             if (pipelined) {
                 mainloop_pipelined(smem, ring, tile, sb, former, wg, row0, lane, acc);
@@ -1021,7 +1039,7 @@ struct Fp8GemmKernel {
         }
 
         if (warp >= kProducerWarp) {
-            ptx::setmaxnreg_dec<kProducerRegs>();
+            ptx::setmaxnreg_dec<kProducerLiveRegs>();
             if (warp == kProducerWarp && ptx::elect_one()) produce(p, smem);
             if constexpr (kSplit) {
                 // barrier.cluster counts every thread of the cluster: the producer warpgroup joins the reduction's
@@ -1036,7 +1054,7 @@ struct Fp8GemmKernel {
                 }
             }
         } else {
-            ptx::setmaxnreg_inc<kMathRegs>();
+            ptx::setmaxnreg_inc<kConsumerLiveRegs>();
             consume(p, smem, warp / 4, warp % 4, lane);
         }
     }
