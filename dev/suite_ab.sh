@@ -6,8 +6,11 @@
 #
 #   dev/build_gpu.sh && dev/suite_ab.sh variants/tail
 #   SUITES="deepgemm-grouped-contiguous deepgemm-masked" dev/suite_ab.sh variants/tail
+#   BASE_ENV=TESSERA_FP8_D_IN_RING=0 dev/suite_ab.sh env:TESSERA_FP8_D_IN_RING=1
+#     (a host-side switch instead of a kernel directory: the tree runs under BASE_ENV, the variant under the other)
 source "$(dirname "$0")/gpu_env.sh"
-variant=$(cd "$1" && pwd)
+variant_env=
+if [[ "$1" == env:* ]]; then variant_env=${1#env:}; else variant=$(cd "$1" && pwd); fi
 SUITES=${SUITES:-deepgemm-grouped-contiguous}
 args=()
 for s in $SUITES; do args+=(--suite "$s"); done
@@ -15,8 +18,11 @@ for s in $SUITES; do args+=(--suite "$s"); done
 for run in tree variant tree2; do
     json=$(mktemp)
     kernels=$PWD/kernels
-    [ "$run" = variant ] && kernels=$variant
-    TESSERA_KERNEL_DIR=$kernels timeout 400 python3 bench/run.py "${args[@]}" --json "$json" \
+    run_env=${BASE_ENV:-TESSERA_AB_RUN=tree}
+    if [ "$run" = variant ]; then
+        if [ -n "$variant_env" ]; then run_env=$variant_env; else kernels=$variant; fi
+    fi
+    env "$run_env" TESSERA_KERNEL_DIR="$kernels" timeout 400 python3 bench/run.py "${args[@]}" --json "$json" \
         >"$OUT/suite_ab_$run.log" 2>&1
     sed "s/^{/{\"ab_run\": \"${run%2}\", /" "$json" >>"$OUT/suite_ab.jsonl"
     rm -f "$json"

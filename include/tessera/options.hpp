@@ -56,6 +56,10 @@ struct Options {
     // use, zeroed once). Not used while the stream is being captured into a CUDA graph (a replay elsewhere could
     // share the workspace with a launch in flight). Measured slower on every M = 4096 suite row (docs/perf/fp8_gemm.md v11).
     bool fp8_stream_k = false;
+    // D over the ring (TESSERA_FP8_D_IN_RING=0 turns it off, for A/B runs): a dense 1D2D plan whose CTAs have one
+    // tile each stages its D tile over the A ring and takes the freed shared memory as one more stage
+    // (docs/perf/fp8_gemm.md v22).
+    bool fp8_d_in_ring = true;
     // Launch
     bool pdl = false;             // programmatic dependent launch attribute
     int num_sms = 0;              // 0: all SMs of the device

@@ -184,16 +184,16 @@ std::string Fp8GemmConfig::describe() const {
                            ", ", num_sms, " CTAs", ctas_per_sm > 1 ? " (2 per SM)" : "", ", group ", group_size,
                            ", smem ", smem_bytes,
                            load_rows_a > 0 ? detail::str_cat(", A box ", load_rows_a, " rows") : std::string(),
-                           stream_k ? ", stream-K" : "");
+                           stream_k ? ", stream-K" : "", d_in_ring ? ", D in ring" : "");
 }
 
-int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, int split_k) {
+int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, int split_k, bool d_in_ring) {
     const int out = split_k > 1 ? 4 : (mode == Fp8GemmMode::k1D2D ? 2 : 4);  // split-K: the FP32 partial buffer
     // 1D2D: two floats, so kernels that stage the B scales in shared memory (two per k-block) fit the same plans; the
     // shipped kernel uses one (its layout is at most this size, which is what the launch must provide).
     const int sfb_stage = mode == Fp8GemmMode::k1D2D ? 8 : 4 * align_up(block_n, 32);
-    return align_up(stages * (4 * block_m + sfb_stage + 16), 1024) + block_m * block_n * out +
-           stages * 128 * (block_m + block_n);
+    return align_up(stages * (4 * block_m + sfb_stage + 16) + (d_in_ring ? 8 : 0), 1024) +
+           (d_in_ring ? 0 : block_m * block_n * out) + stages * 128 * (block_m + block_n);
 }
 
 std::size_t fp8_gemm_stream_k_workspace_bytes(const Fp8GemmConfig& c) {
@@ -321,18 +321,52 @@ namespace {
 Fp8GemmConfig finish_config(const Fp8GemmProblem& p, Fp8GemmConfig c) {
     const std::int64_t primary_blocks = c.cluster_n == 2 ? ceil_div(p.n, c.block_n) : ceil_div(p.m, c.block_m);
     c.group_size = primary_blocks >= 16 ? 16 : 8;
-    c.num_stages = 2;
-    for (int s = 3; s <= 32; ++s)
-        if (fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, s, c.split_k) <= p.max_smem_bytes) c.num_stages = s;
     // Deeper rings add nothing once loads are hidden; split-K plans stream from HBM and keep more bytes in flight.
-    c.num_stages = std::min(c.num_stages, c.split_k > 1 ? 20 : 12);
-    if (p.forced_num_stages > 0) {
-        TESSERA_CHECK(p.forced_num_stages >= 2 && p.forced_num_stages <= c.num_stages, "TESSERA_FP8_CONFIG: ",
-                      c.block_m, "x", c.block_n, " takes 2 to ", c.num_stages, " stages here, got ",
-                      p.forced_num_stages);
+    const int max_stages = c.split_k > 1 ? 20 : 12;
+    const auto deepest = [&](bool d_in_ring) {
+        int stages = 2;
+        for (int s = 3; s <= max_stages; ++s)
+            if (fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, s, c.split_k, d_in_ring) <= p.max_smem_bytes)
+                stages = s;
+        return stages;
+    };
+    c.num_stages = deepest(false);
+    // D over the ring where every CTA has at most one tile (then nothing waits for the D tile to be read out) and the
+    // freed bytes make one more stage. The A ring must hold the D tile (rows x columns x 2 bytes over rows x 128).
+    // H200 (docs/perf/fp8_gemm.md v22): 4096x576x7168, 128x144 one wave of 128 tiles, 6 stages instead of 5: 3.7 %
+    // faster. Only two-warpgroup tiles whose ring already has 5 stages or more: a 4-stage ring runs the loop unrolled
+    // over its passes (v21), which a fifth stage gives up (128x24576x1536, 128x192: 2.5 % slower), and the decode
+    // plans' 64-row tiles ran level with one more stage (1x24576x1536, 1x7168x16384, 1x7168x2048).
+    const int ring_stages = deepest(true);
+    const bool one_tile_per_cta = ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n) <= c.num_sms;
+    const bool ring_allowed = p.allow_d_in_ring && p.mode == Fp8GemmMode::k1D2D && p.num_groups == 1 &&
+                              !p.m_is_hint && c.split_k == 1 && c.cluster_m * c.cluster_n == 1 &&
+                              c.ctas_per_sm == 1 && !c.stream_k;
+    const bool ring_pays = c.num_math_warpgroups == 2 && c.num_stages >= 5 && c.num_stages < ceil_div(p.k, 128);
+    const auto ring_holds_d = [&](int stages) { return 2 * c.block_n <= stages * 128; };
+    if (p.forced_d_in_ring) {
+        // Tuning and tests (TESSERA_FP8_CONFIG ":d"): wherever the kernel allows it, whatever the tile count.
+        TESSERA_CHECK(ring_allowed, "TESSERA_FP8_CONFIG: ':d' (D over the ring) needs a dense 1D2D plan without "
+                                    "cluster, split-K, stream-K or two CTAs per SM");
+        c.d_in_ring = true;
+        c.num_stages = p.forced_num_stages > 0 ? p.forced_num_stages : ring_stages;
+        TESSERA_CHECK(c.num_stages >= 2 && c.num_stages <= ring_stages && ring_holds_d(c.num_stages),
+                      "TESSERA_FP8_CONFIG: ", c.block_m, "x", c.block_n, " with D over the ring takes ",
+                      ceil_div(2 * c.block_n, 128), " to ", ring_stages, " stages here, got ", c.num_stages);
+    } else if (p.forced_num_stages > 0) {
+        const int most = ring_allowed && one_tile_per_cta && ring_holds_d(p.forced_num_stages)
+                             ? std::max(ring_stages, c.num_stages)
+                             : c.num_stages;
+        TESSERA_CHECK(p.forced_num_stages >= 2 && p.forced_num_stages <= most, "TESSERA_FP8_CONFIG: ", c.block_m,
+                      "x", c.block_n, " takes 2 to ", most, " stages here, got ", p.forced_num_stages);
+        c.d_in_ring = p.forced_num_stages > c.num_stages;
         c.num_stages = p.forced_num_stages;
+    } else if (ring_allowed && ring_pays && one_tile_per_cta && ring_stages > c.num_stages &&
+               ring_holds_d(ring_stages)) {  // (a ring that already holds a whole tile's k-blocks gains nothing)
+        c.d_in_ring = true;
+        c.num_stages = ring_stages;
     }
-    c.smem_bytes = fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, c.num_stages, c.split_k);
+    c.smem_bytes = fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, c.num_stages, c.split_k, c.d_in_ring);
     fp8_gemm_store_layout(p.mode, c.block_n, &c.swizzle_d_bytes, &c.store_box_n);
     // The stage layout keeps 64 rows of A (the wgmma reads them all); only the box shrinks.
     if (p.num_groups == 1 && c.block_m == 64 && p.m <= p.small_m_box_rows) c.load_rows_a = p.m <= 16 ? 16 : 32;

@@ -36,12 +36,14 @@ struct Fp8GemmProblem {
     // v12 measured them slower than no cluster for dense, contiguous and 1D1D tiles).
     bool allow_b_multicast = false;
     int small_m_box_rows = 0;  // dense: M <= this (16 or 32) on 64-row tiles loads A in 16- or 32-row boxes
+    bool allow_d_in_ring = false;  // dense 1D2D: plans with one tile per CTA may stage D over the A ring
     bool allow_stream_k = false;     // dense 1D2D, opt-in: spread a partial last wave over every CTA
     // Tuning override (TESSERA_FP8_CONFIG): when forced_block_m > 0 the search is skipped and this tile, cluster
     // and split are used (the rest still derived); illegal values throw InvalidArgument.
     int forced_block_m = 0, forced_block_n = 0, forced_cluster_m = 1, forced_cluster_n = 1, forced_split_k = 1;
     int forced_ctas_per_sm = 1;  // 2: two CTAs per SM (64-row tiles, no cluster, no split-K)
     int forced_num_stages = 0;   // > 0: this many ring stages (at least 2, at most what shared memory holds)
+    bool forced_d_in_ring = false;  // D over the ring (where allowed), also where CTAs have several tiles
     // CTAs that clusters of 2, 4, 8 keep resident (0: fp8_gemm_cluster_capacity's estimate; -1: none; the plan fills
     // in the driver's answer when the estimate proved too high).
     int cluster_ctas[4] = {0, 0, 0, 0};
@@ -72,6 +74,7 @@ struct Fp8GemmConfig {
     int ctas_per_sm = 1;  // 2: two CTAs share each SM (num_sms then counts both)
     int load_rows_a = 0;  // rows of A (and of its scales) each stage loads: 0 = block_m; 16 or 32 (small_m_box_rows)
     bool stream_k = false;  // the last wave's k-blocks spread over every CTA (kernels/tessera/prims/stream_k.cuh)
+    bool d_in_ring = false;  // the D tile is staged over the A ring (one tile per CTA), its bytes given to a stage
     int num_threads() const { return 128 * (num_math_warpgroups + 1); }
     std::string describe() const;
 };
@@ -81,7 +84,9 @@ struct Fp8GemmConfig {
 void fp8_gemm_store_layout(Fp8GemmMode mode, int block_n, int* swizzle, int* box_n);
 
 // Dynamic shared memory of the kernel for a tile and stage count (the kernel static_asserts the same formula).
-int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, int split_k = 1);
+// d_in_ring: the D tile has no shared memory of its own (it is staged over the A ring); one more barrier.
+int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, int split_k = 1,
+                        bool d_in_ring = false);
 
 // CTAs that clusters of `size` can keep resident at once on a device with `num_sms` SMs (an estimate: SMs come in
 // GPCs of 16-18, so clusters of 4 leave a few idle; the plan corrects it with the driver's occupancy query).

@@ -105,6 +105,7 @@ jit::KernelSpec make_fp8_gemm_spec(const heuristics::Fp8GemmConfig& c, heuristic
     if (c.ctas_per_sm > 1) spec.set("kCtasPerSm", c.ctas_per_sm);
     if (c.load_rows_a > 0) spec.set("kLoadRowsA", c.load_rows_a);
     if (c.stream_k) spec.set("kStreamK", 1);
+    if (c.d_in_ring) spec.set("kDInRing", 1);
     if (options().fp8_math_order >= 0) spec.set("kMathOrder", options().fp8_math_order);
     if (options().fp8_pipeline >= 0) spec.set("kPipelined", options().fp8_pipeline);
     return spec;
@@ -124,7 +125,8 @@ struct Fp8PlanKeyHash {
     }
 };
 
-// TESSERA_FP8_CONFIG = "BMxBN[:CMxCN][:sS][:o2][:pP]" (o2: two CTAs per SM; pP: P ring stages).
+// TESSERA_FP8_CONFIG = "BMxBN[:CMxCN][:sS][:o2][:pP][:d]" (o2: two CTAs per SM; pP: P ring stages; d: D over the
+// ring, also where CTAs have several tiles).
 void apply_forced_config(const std::string& text, heuristics::Fp8GemmProblem& p) {
     int bm = 0, bn = 0, cm = 1, cn = 1, split = 1, per_sm = 1, stages = 0;
     const char* s = text.c_str();
@@ -132,7 +134,7 @@ void apply_forced_config(const std::string& text, heuristics::Fp8GemmProblem& p)
     bool ok = std::sscanf(s, "%dx%d%n", &bm, &bn, &used) == 2;
     s += used;
     if (ok && std::strncmp(s, ":s", 2) != 0 && std::strncmp(s, ":o", 2) != 0 && std::strncmp(s, ":p", 2) != 0 &&
-        *s == ':') {
+        std::strcmp(s, ":d") != 0 && *s == ':') {
         used = 0;
         ok = std::sscanf(s, ":%dx%d%n", &cm, &cn, &used) == 2;
         s += used;
@@ -152,7 +154,9 @@ void apply_forced_config(const std::string& text, heuristics::Fp8GemmProblem& p)
         ok = std::sscanf(s, ":p%d%n", &stages, &used) == 1 && stages > 0;
         s += used;
     }
-    TESSERA_CHECK(ok && *s == '\0', "TESSERA_FP8_CONFIG: expected 'BMxBN[:CMxCN][:sS][:o2][:pP]', got '", text,
+    const bool d_in_ring = ok && std::strcmp(s, ":d") == 0;
+    if (d_in_ring) s += 2;
+    TESSERA_CHECK(ok && *s == '\0', "TESSERA_FP8_CONFIG: expected 'BMxBN[:CMxCN][:sS][:o2][:pP][:d]', got '", text,
                   "'");
     p.forced_block_m = bm;
     p.forced_block_n = bn;
@@ -161,6 +165,7 @@ void apply_forced_config(const std::string& text, heuristics::Fp8GemmProblem& p)
     p.forced_split_k = split;
     p.forced_ctas_per_sm = per_sm;
     p.forced_num_stages = stages;
+    p.forced_d_in_ring = d_in_ring;
 }
 
 }  // namespace
@@ -191,6 +196,8 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
     problem.allow_a_multicast = key.kind == GemmKind::kDense;
     problem.small_m_box_rows = key.kind == GemmKind::kDense ? options().fp8_small_m_box : 0;
     problem.allow_stream_k = key.kind == GemmKind::kDense && key.stream_k;
+    problem.allow_d_in_ring =
+        key.kind == GemmKind::kDense && key.mode == heuristics::Fp8GemmMode::k1D2D && options().fp8_d_in_ring;
     // Tuning sweeps force dense, per-row contiguous (whose BLOCK_M stays the alignment's) and masked plans.
     if ((key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous || key.kind == GemmKind::kMasked) &&
         !options().fp8_config.empty())

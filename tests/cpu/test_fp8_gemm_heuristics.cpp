@@ -67,6 +67,54 @@ TEST(Fp8GemmHeuristics, SharedMemoryFormulaMatchesTheKernelDoc) {
     EXPECT_TRUE(fp8_gemm_block_n_legal(Fp8GemmMode::k1D1D, 152));
 }
 
+// D over the ring: a dense 1D2D plan whose CTAs have one tile each takes the D tile's bytes as one more stage; plans
+// with several tiles per CTA keep D apart (their epilogue would hold up the next tile's loads) unless forced.
+TEST(Fp8GemmHeuristics, DInRingOnlyWhereEachCtaHasOneTile) {
+    Fp8GemmProblem p{4096, 576, 7168, Fp8GemmMode::k1D2D, 132, 232448};
+    EXPECT_FALSE(choose_fp8_gemm_config(p).d_in_ring);  // the grouped kinds and TESSERA_FP8_D_IN_RING=0
+    EXPECT_EQ(choose_fp8_gemm_config(p).num_stages, 5);
+    p.allow_d_in_ring = true;
+    const Fp8GemmConfig c = choose_fp8_gemm_config(p);
+    EXPECT_EQ(c.block_m, 128);
+    EXPECT_EQ(c.block_n, 144);
+    EXPECT_TRUE(c.d_in_ring);
+    EXPECT_EQ(c.num_stages, 6);
+    EXPECT_EQ(c.smem_bytes, fp8_gemm_smem_bytes(Fp8GemmMode::k1D2D, 128, 144, 6, 1, true));
+    EXPECT_EQ(c.smem_bytes, 212992);  // align(6 x 536 + 8, 1024) + 6 x 128 x 272
+    EXPECT_NE(c.describe().find("D in ring"), std::string::npos);
+    // Whatever tile the plan takes, D goes over the ring exactly where its tiles fit one per CTA.
+    for (const std::int64_t m : {1, 64, 128, 1000, 4096, 4224, 4225, 8192})
+        for (const int sms : {132, 120, 64}) {
+            p.m = m;
+            p.num_sms = sms;
+            const Fp8GemmConfig q = choose_fp8_gemm_config(p);
+            const std::int64_t tiles = (m + q.block_m - 1) / q.block_m * ((576 + q.block_n - 1) / q.block_n);
+            SCOPED_TRACE(testing::Message() << m << " rows, " << sms << " SMs: " << q.describe());
+            if (tiles > q.num_sms || q.split_k > 1 || q.cluster_m * q.cluster_n > 1) EXPECT_FALSE(q.d_in_ring);
+            EXPECT_EQ(q.smem_bytes, fp8_gemm_smem_bytes(Fp8GemmMode::k1D2D, q.block_m, q.block_n, q.num_stages,
+                                                        q.split_k, q.d_in_ring));
+        }
+    // Forced: honored with several tiles per CTA; the A ring must hold the D tile; no cluster.
+    Fp8GemmProblem f{4096, 2112, 7168, Fp8GemmMode::k1D2D, 132, 232448};
+    f.allow_d_in_ring = true;
+    EXPECT_FALSE(choose_fp8_gemm_config(f).d_in_ring);
+    f.forced_block_m = 128;
+    f.forced_block_n = 192;
+    f.forced_d_in_ring = true;
+    const Fp8GemmConfig forced = choose_fp8_gemm_config(f);
+    EXPECT_TRUE(forced.d_in_ring);
+    EXPECT_EQ(forced.num_stages, 5);  // 5 x 40 KB and the barriers; D (48 KB) over 5 x 16 KB of A
+    f.forced_num_stages = 2;  // 2 x 16 KB of A cannot hold 48 KB of D
+    EXPECT_THROW(choose_fp8_gemm_config(f), tessera::InvalidArgument);
+    f.forced_num_stages = 0;
+    f.forced_cluster_n = 2;
+    f.allow_a_multicast = true;
+    EXPECT_THROW(choose_fp8_gemm_config(f), tessera::InvalidArgument);
+    f.forced_cluster_n = 1;
+    f.allow_d_in_ring = false;
+    EXPECT_THROW(choose_fp8_gemm_config(f), tessera::InvalidArgument);
+}
+
 TEST(Fp8GemmHeuristics, GroupedProblemsRespectTheLayoutAndTheKernelLimits) {
     // Contiguous per-row ids: BLOCK_M is fixed by the segment alignment; clusters stay allowed.
     Fp8GemmProblem contiguous{32768, 4096, 7168, Fp8GemmMode::k1D2D, 132, 232448};

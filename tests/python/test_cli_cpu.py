@@ -1,6 +1,6 @@
 """`tessera compile --fp8 KIND:MxNxK[:G[:E]]` (one problem's planned kernel, no GPU) and the TESSERA_FP8_CONFIG text it
-honours, through the command itself: a forced stage count (:pP) reaches the kernel, and bad text fails with the
-expectation named."""
+honours, through the command itself: a forced stage count (:pP) and D over the ring (:d) reach the kernel, and bad
+text fails with the expectation named."""
 import os
 import subprocess
 
@@ -9,12 +9,15 @@ import pytest
 from test_sass_cpu import find_tessera_cli
 
 
-def compile_fp8(tmp_path, problem, config=None, extra=()):
+def compile_fp8(tmp_path, problem, config=None, extra=(), d_in_ring=None):
     cli = find_tessera_cli()
     if cli is None:
         pytest.skip("needs the tessera command")
     env = dict(os.environ, TESSERA_CACHE_DIR=str(tmp_path / "cache"))
     env.pop("TESSERA_FP8_CONFIG", None)
+    env.pop("TESSERA_FP8_D_IN_RING", None)
+    if d_in_ring is not None:
+        env["TESSERA_FP8_D_IN_RING"] = d_in_ring
     if config is not None:
         env["TESSERA_FP8_CONFIG"] = config
     return subprocess.run([cli, "compile", "--compiler", "nvrtc", "--fp8", problem, *extra], env=env,
@@ -22,18 +25,36 @@ def compile_fp8(tmp_path, problem, config=None, extra=()):
 
 
 def test_forced_stage_count_reaches_the_kernel(tmp_path):
+    # 128 tiles on 132 CTAs: D goes over the ring, and its bytes make a sixth stage.
     default = compile_fp8(tmp_path, "dense:4096x576x7168", "128x144")
     assert default.returncode == 0, default.stdout + default.stderr
-    assert "kBlockN=144," in default.stdout and "kNumStages=5," in default.stdout, default.stdout
+    assert "kBlockN=144," in default.stdout and "kNumStages=6," in default.stdout, default.stdout
+    assert "kDInRing=1" in default.stdout, default.stdout
+    off = compile_fp8(tmp_path, "dense:4096x576x7168", "128x144", d_in_ring="0")
+    assert off.returncode == 0, off.stdout + off.stderr
+    assert "kNumStages=5," in off.stdout and "kDInRing" not in off.stdout, off.stdout
     forced = compile_fp8(tmp_path, "dense:4096x576x7168", "128x144:p4")
     assert forced.returncode == 0, forced.stdout + forced.stderr
     assert "kNumStages=4," in forced.stdout and "kSplitK" not in forced.stdout, forced.stdout
+    assert "kDInRing" not in forced.stdout, forced.stdout
+
+
+def test_forced_d_in_ring_with_several_tiles_per_cta(tmp_path):
+    plain = compile_fp8(tmp_path, "dense:4096x2112x7168", "128x144")  # 352 tiles: no D over the ring unasked
+    assert plain.returncode == 0 and "kDInRing" not in plain.stdout, plain.stdout + plain.stderr
+    forced = compile_fp8(tmp_path, "dense:4096x2112x7168", "128x144:p6:d")
+    assert forced.returncode == 0, forced.stdout + forced.stderr
+    assert "kNumStages=6," in forced.stdout and "kDInRing=1" in forced.stdout, forced.stdout
 
 
 @pytest.mark.parametrize("problem,config,expected", [
-    ("dense:4096x576x7168", "128x144:p9", "takes 2 to 5 stages here, got 9"),
-    ("dense:4096x576x7168", "128x144:p0", "expected 'BMxBN[:CMxCN][:sS][:o2][:pP]'"),
-    ("dense:4096x576x7168", "128x144:p4:s2", "expected 'BMxBN[:CMxCN][:sS][:o2][:pP]'"),
+    ("dense:4096x576x7168", "128x144:p9", "takes 2 to 6 stages here, got 9"),
+    ("dense:4096x2112x7168", "128x144:p9:d", "with D over the ring takes 3 to 6 stages here, got 9"),
+    ("dense:4096x576x7168", "128x144:p0", "expected 'BMxBN[:CMxCN][:sS][:o2][:pP][:d]'"),
+    ("dense:4096x576x7168", "128x144:p4:s2", "expected 'BMxBN[:CMxCN][:sS][:o2][:pP][:d]'"),
+    ("dense:4096x576x7168", "128x144:d:p4", "expected 'BMxBN[:CMxCN][:sS][:o2][:pP][:d]'"),
+    ("dense:4096x2112x7168", "128x144:1x2:d", "':d' (D over the ring) needs a dense 1D2D plan"),
+    ("contiguous:4096x2112x7168:4", "128x144:d", "':d' (D over the ring) needs a dense 1D2D plan"),
     ("dense:4096x576", None, "(sizes MxNxK)"),
     ("blah:1x2x128", None, "(an unknown KIND)"),
 ])

@@ -265,7 +265,11 @@ assert not torch.isnan(d).any() and rel < 8e-3, rel
 # (columns 432-535). The dense serial loop unrolled over the ring's passes (tiles of more than two passes) entered at
 # every stage: 517 tiles of 9 k-blocks on 132 CTAs, so the tiles of one CTA start at stages 0, 1, 2 and 3. Tiles of
 # one pass (K = 512 at 4 stages: no loop, the ring back at stage 0 after each), with second tiles and a tail-N block.
+# D staged over the A ring (":d") where CTAs have several tiles, so each next tile's loads wait for the last one's
+# stores (the d_free barrier): 224 and 517 tiles on 132 CTAs, and a one-warpgroup tile of a single k-block.
 @pytest.mark.parametrize("forced,m,n,k", [("256x128:1x2", 1000, 4224, 2048), ("256x128:2x1", 777, 1024, 1536),
+                                          ("128x144:d", 1000, 4000, 1152), ("128x192:p5:d", 6000, 2104, 1152),
+                                          ("64x128:d", 4000, 384, 128),
                                           ("128x192", 300, 560, 1024), ("128x192", 6000, 2104, 1152),
                                           ("128x192", 1000, 4000, 512), ("128x144", 70, 536, 1536),
                                           ("128x96:s4", 200, 1000 // 8 * 8, 1664), ("64x64:1x2", 300, 576, 512),
@@ -283,6 +287,7 @@ def test_forced_configs(forced, m, n, k):
     cm, cn = forced.split(":")[1].split("x") if ":" in forced and "x" in forced.split(":")[1] else ("1", "1")
     assert f"cluster {cm}x{cn}" in out.stdout, out.stdout
     assert ("(2 per SM)" in out.stdout) == forced.endswith(":o2"), out.stdout
+    assert "D in ring" in out.stdout or not forced.endswith(":d"), out.stdout  # (one-wave plans take it unasked)
 
 
 # Programmatic dependent launch: each GEMM may start before the kernel ahead of it has finished, and must still see

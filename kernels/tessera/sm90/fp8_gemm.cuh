@@ -127,10 +127,25 @@ constexpr bool stream_k() {  // dense: the partial last wave is spread over ever
 }
 
 template <class C>
+constexpr bool d_in_ring() {  // the D tile is staged over the A ring, not in shared memory of its own (one-wave plans)
+    if constexpr (requires { C::kDInRing; }) return C::kDInRing != 0;
+    else return false;
+}
+
+template <class C>
 constexpr int load_rows_a() {  // rows of A and SFA each stage's TMA boxes carry (dense M <= 32: 16 or 32)
     if constexpr (requires { C::kLoadRowsA; }) return C::kLoadRowsA;
     else return C::kBlockM;
 }
+
+// The D tile's own shared memory: [atom][kBlockM][atom bytes] in the store swizzle (split-K: the partials); none
+// when it is staged over the A ring (kDInRing).
+template <int kBytes>
+struct DTileSlot {
+    alignas(1024) uint8_t d[kBytes];
+};
+template <>
+struct DTileSlot<0> {};
 
 constexpr int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
 
@@ -248,6 +263,13 @@ struct Fp8GemmKernel {
     using OutTile = prims::SwizzledOutputTile<kBlockN, kBlockM, kOutBytes>;
     // Split-K reuses the D tile as its FP32 partial-sum buffer: [wave][chunk][consumer thread] float4.
     static constexpr int kDTileBytes = kSplit ? kBlockM * kBlockN * 4 : OutTile::kBytes;
+    // D staged over the A ring (kDInRing, dense 1D2D serial tiles): the shared memory of the D tile goes to one more
+    // stage. The epilogue writes D only after both consumer warpgroups have finished the tile's last wgmma, and the
+    // producer loads a CTA's next tile only after that tile's stores have read D (the d_free barrier), so a CTA with
+    // several tiles is correct but does not overlap its epilogue with the next loads: the planner asks for it only
+    // where every CTA has at most one tile (4096x576x7168 at 128x144: 6 stages instead of 5).
+    static constexpr bool kDInRing = fp8_gemm_detail::d_in_ring<Config>();
+    static constexpr int kDTileOwnBytes = kDInRing ? 0 : kDTileBytes;
     static constexpr int kStoreBoxM = 64;  // one TMA store box per (consumer warpgroup, wave, atom)
     static constexpr int kStoreBoxN = OutTile::kAtomCols;
     static constexpr int kSwizzleDBytes = OutTile::kSwizzleBytes;
@@ -273,6 +295,7 @@ struct Fp8GemmKernel {
         fp8_gemm_detail::math_order<Config>();
     static constexpr uint32_t kTurnBarrierBase = 3;
     static constexpr uint32_t kStreamKBarrier = 5;  // every consumer thread, around the stream-K arrivals
+    static constexpr uint32_t kDInRingBarrier = 6;  // every consumer thread, before D is written over the ring
     // Serial mainloop: release a stage after the next k-block's first wgmma issue instead of between the stage's last
     // wgmma wait and its promotion, which takes the release off the wait-to-issue path (H200: 256x128 1-2 % faster
     // at M = 4096, 128x192 4 stages 1 %). The refill then starts one promotion later, which short k-blocks on a
@@ -309,16 +332,27 @@ struct Fp8GemmKernel {
         float sfa[kNumStages][kBlockM];          // [stage][kBlockM] fp32, TMA
         float sfb[kNumStages][kSfbStageFloats];  // 1D1D: [stage][align(kBlockN,32)] fp32, TMA; 1D2D: reserved
         uint64_t full_barriers[kNumStages];
-        uint64_t empty_barriers[kNumStages];
-        alignas(1024) uint8_t d[kDTileBytes];  // [atom][kBlockM][atom bytes], store swizzle (split-K: partials)
+        uint64_t empty_barriers[kNumStages + (kDInRing ? 1 : 0)];  // kDInRing: [kNumStages] is d_free
+        [[no_unique_address]] fp8_gemm_detail::DTileSlot<kDTileOwnBytes> d_slot;
         alignas(1024) uint8_t a[kNumStages][kBlockM * kBlockK];  // [stage][kBlockM][128] e4m3, 128B swizzle
         alignas(1024) uint8_t b[kNumStages][kBlockN * kBlockK];  // [stage][kBlockN][128] e4m3, 128B swizzle
     };
     static constexpr int kSmemBytes = static_cast<int>(sizeof(SharedStorage));
     // The formula docs/fp8_gemm_kernel.md gives the host heuristic must match the struct exactly.
-    static_assert(kSmemBytes == align_up(kNumStages * (4 * kBlockM + 4 * kSfbStageFloats + 16), 1024) +
-                                    kDTileBytes + kNumStages * kBlockK * (kBlockM + kBlockN),
+    static_assert(kSmemBytes == align_up(kNumStages * (4 * kBlockM + 4 * kSfbStageFloats + 16) + (kDInRing ? 8 : 0),
+                                         1024) +
+                                    kDTileOwnBytes + kNumStages * kBlockK * (kBlockM + kBlockN),
                   "shared-memory plan drifted from the documented formula");
+    // Where the epilogue stages D (the store swizzle needs 1 KB alignment: every stage of A starts on 1 KB).
+    TESSERA_DEVICE static uint32_t d_tile_addr(SharedStorage& smem) {
+        if constexpr (kDInRing) return ptx::smem_addr(smem.a[0]);
+        else return ptx::smem_addr(smem.d_slot.d);
+    }
+    // kDInRing: each consumer warpgroup arrives once per tile, after its stores have read D; the producer waits for
+    // it before loading the CTA's next tile.
+    TESSERA_DEVICE static uint32_t d_free_barrier(SharedStorage& smem) {
+        return ptx::smem_addr(&smem.empty_barriers[kNumStages]);
+    }
 
     // ---------------------------------------------------------------------------------------------------------------
     // Preconditions
@@ -359,6 +393,9 @@ struct Fp8GemmKernel {
     static_assert(!kSplit || (kKind == prims::kDense && !kIs1D1D && kClusterSize == 1),
                   "split-K: dense 1D2D without multicast");
     static_assert(Config::kNumSMs % kClusterCtas == 0, "the grid must be whole clusters");
+    static_assert(!kDInRing || (kKind == prims::kDense && !kIs1D1D && !kSplit && !kStreamK && kClusterSize == 1 &&
+                                kCtasPerSm == 1 && kDTileBytes <= kNumStages * kBlockM * kBlockK),
+                  "D over the ring: dense 1D2D serial tiles without cluster, and a ring of A that holds the D tile");
     static_assert(!kStreamK || (kKind == prims::kDense && !kSplit && kCtasPerSm == 1),
                   "stream-K: dense, without split-K, one CTA per SM (every CTA resident: owners spin on arrivals)");
 
@@ -436,7 +473,17 @@ struct Fp8GemmKernel {
         Scheduler scheduler(scheduler_args(p), blockIdx.x, Config::kNumSMs);
         Ring ring;
         prims::GemmTile tile;
+        uint32_t d_free_phase = 0;  // kDInRing
+        bool first_tile = true;
         while (scheduler.next(tile)) {
+            if constexpr (kDInRing) {
+                // The previous tile's D is staged over the ring: its stores must have read it first.
+                if (!first_tile) {
+                    ptx::mbarrier_wait(d_free_barrier(smem), d_free_phase);
+                    d_free_phase ^= 1u;
+                }
+                first_tile = false;
+            }
             const int32_t a_row = static_cast<int32_t>(tile.a_row);
             const int32_t n0 = static_cast<int32_t>(tile.coord.n_block * kBlockN);
             const int32_t b_row = static_cast<int32_t>(kMGrouped ? tile.group * n : 0u) + n0;
@@ -997,6 +1044,7 @@ struct Fp8GemmKernel {
             } else {
                 Epilogue::store_rows_direct(p, acc, tile, wg, ewarp, lane);
             }
+            if constexpr (kDInRing) Epilogue::release_d_tile(smem, ewarp, lane);
             TESSERA_TIMELINE_LAST(kStoreIssued, row0 == 0 && lane == 0);
         }
         // Warpgroup 1 granted one more turn than warpgroup 0 takes: take it, so no barrier is left half-arrived.
@@ -1028,6 +1076,7 @@ struct Fp8GemmKernel {
                 ptx::mbarrier_init(ptx::smem_addr(&smem.full_barriers[s]), 1);
                 ptx::mbarrier_init(ptx::smem_addr(&smem.empty_barriers[s]), kClusterSize * kNumMathThreads / 32);
             }
+            if constexpr (kDInRing) ptx::mbarrier_init(d_free_barrier(smem), kNumMathWarpgroups);
             ptx::fence_mbarrier_init();
         }
         // Every barrier of the cluster is initialised before any thread (or peer multicast) uses one.

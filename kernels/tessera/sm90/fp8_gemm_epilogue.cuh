@@ -86,10 +86,16 @@ struct Fp8GemmEpilogue {
     TESSERA_DEVICE static void store_tile(const Params& p, SharedStorage& smem, const float (&acc)[kNumWaves][kFinalRegs],
                                           const prims::GemmTile& tile, uint32_t wg, uint32_t warp, uint32_t lane) {
         const uint32_t barrier = kEpilogueBarrierBase + wg;
-        const uint32_t tile_addr = ptx::smem_addr(smem.d);
-        // The previous tile's stores (issued by warp 0) must have read the slice before it is overwritten.
-        if (warp == 0) ptx::bulk_wait_group_read<0>();
-        ptx::named_barrier_sync(barrier, 128);
+        const uint32_t tile_addr = K::d_tile_addr(smem);
+        if constexpr (K::kDInRing) {
+            // D goes over the ring's A stages, which both warpgroups' last wgmma may still read (B is shared, and the
+            // stages are not divided by warpgroup). The previous tile's stores were drained in release_d_tile.
+            ptx::named_barrier_sync(K::kDInRingBarrier, kNumMathThreads);
+        } else {
+            // The previous tile's stores (issued by warp 0) must have read the slice before it is overwritten.
+            if (warp == 0) ptx::bulk_wait_group_read<0>();
+            ptx::named_barrier_sync(barrier, 128);
+        }
 #pragma unroll
         for (int w = 0; w < kNumWaves; ++w) {
             const uint32_t row_base = w * kWaveRows + wg * 64;
@@ -112,6 +118,15 @@ struct Fp8GemmEpilogue {
         }
     }
 
+    // kDInRing: once this warpgroup's stores have read D, the producer may refill the ring (the d_free barrier counts
+    // one arrival per consumer warpgroup and tile).
+    TESSERA_DEVICE static void release_d_tile(SharedStorage& smem, uint32_t warp, uint32_t lane) {
+        if (warp == 0) {
+            ptx::bulk_wait_group_read<0>();
+            if (lane == 0) ptx::mbarrier_arrive(K::d_free_barrier(smem));
+        }
+    }
+
     // Split-K epilogue. Each cluster owns exactly one tile (the host launches tiles * kSplitK CTAs) and every CTA of
     // it holds partial sums of that tile:
     //   1. write the partial to the local buffer in fragment order, [wave][chunk][thread] float4 (conflict-free);
@@ -127,7 +142,7 @@ struct Fp8GemmEpilogue {
                                               uint32_t wg, uint32_t warp, uint32_t lane) {
         constexpr int kChunks = kBlockN / 8;
         const uint32_t thread = wg * 128 + warp * 32 + lane;
-        const uint32_t buffer = ptx::smem_addr(smem.d);
+        const uint32_t buffer = K::d_tile_addr(smem);
         const uint32_t rows = min(static_cast<uint32_t>(kBlockM), shape_m(p) - tile.d_row);
         const uint32_t own_slot = buffer + thread * 16u;  // + (w * kChunks + c) * kNumMathThreads * 16 per float4
         const auto slot = [own_slot](int w, int c) {
