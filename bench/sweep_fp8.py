@@ -58,7 +58,7 @@ def main():
     parser.add_argument("m", type=int)
     parser.add_argument("n", type=int)
     parser.add_argument("k", type=int)
-    parser.add_argument("configs", nargs="*", help="BMxBN[:CMxCN][:sS][:pP] (sS: split-K S, pP: P stages); the heuristic's pick is always "
+    parser.add_argument("configs", nargs="*", help="BMxBN[:CMxCN][:sS][:pP][:d] (sS: split-K S, pP: P stages, d: D over the ring); the heuristic's pick is always "
                         "included")
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--1d1d", dest="fp32_out", action="store_true")

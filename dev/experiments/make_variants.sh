@@ -2,7 +2,7 @@
 # Materializes each prepared patch of dev/experiments as variants/<patch name> (HEAD's kernels with the patch's
 # kernel hunks), here, where git is: the GPU machine has none, so name the directories in the device tool's carry.
 #
-#   dev/experiments/make_variants.sh            (then run dev/experiments/ab_prepared.sh on the device)
+#   dev/experiments/make_variants.sh            (then a device script of the session runs them, with the directories in carry)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 for patch in dev/experiments/*.patch; do
