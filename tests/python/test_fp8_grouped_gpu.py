@@ -253,7 +253,9 @@ def run_masked(p, masked, expected_m):
 
 MASKED_M_MAX = 4096
 
-# Masked plans forced through TESSERA_FP8_CONFIG (read once per process: one subprocess each): two CTAs per SM.
+# Masked plans forced through TESSERA_FP8_CONFIG (read once per process: one subprocess each): two CTAs per SM, and
+# two-warpgroup 128-row tiles whose groups end inside the first warpgroup's 64 rows (300 = 2 x 128 + 44, 37, 129, 1):
+# the second warpgroup has no row to compute there.
 FORCED_MASKED = """
 import sys
 sys.path.insert(0, {tests!r})
@@ -265,7 +267,7 @@ print("ok")
 """
 
 
-@pytest.mark.parametrize("forced", ["64x128:o2", "64x192:o2"])
+@pytest.mark.parametrize("forced", ["64x128:o2", "64x192:o2", "128x144", "128x128"])
 def test_masked_forced_configs(forced):
     import os
     import subprocess
@@ -274,7 +276,9 @@ def test_masked_forced_configs(forced):
     script = FORCED_MASKED.format(tests=os.path.dirname(os.path.abspath(__file__)))
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
     assert out.returncode == 0 and "ok" in out.stdout, out.stdout + out.stderr
-    assert "(2 per SM)" in out.stdout, out.stdout  # the forced plan was the one that ran
+    # the forced plan was the one that ran
+    assert ("(2 per SM)" in out.stdout) == forced.endswith(":o2"), out.stdout
+    assert f"block {forced.split(':')[0]}x128" in out.stdout, out.stdout
 
 
 @pytest.mark.parametrize("groups,expected_m,n,k", [
