@@ -46,9 +46,13 @@
 //   Epilogue (sm90/fp8_gemm_epilogue.cuh), per consumer warpgroup (named barrier 1 + g): warp 0 waits wait_group.read 0 for the previous tile's
 //   stores, bar, write the slice (stmatrix / st.shared) into the swizzled D tile, fence.proxy.async, bar, warp 0
 //   issues the TMA stores and commits. The stores overlap the next tile's mainloop.
+//   D over the ring (kDInRing): bar across all consumers instead (the A stages hold D), write, store, then warp 0 of
+//   each warpgroup waits wait_group.read 0 and arrives on d_free; the producer waits for d_free before a CTA's next
+//   tile, so the stores do not overlap its loads (the host plans it where each CTA has one tile).
 //
 // Shared memory (kSmemBytes = sizeof(SharedStorage), base 1024-byte aligned):
-//   align(S*(4*kBlockM + sfb_stage + 16), 1024) + D tile (kBlockM*kBlockN*out_bytes) + S*128*(kBlockM + kBlockN)
+//   align(S*(4*kBlockM + sfb_stage + 16) (+ 8: d_free), 1024) + D tile (kBlockM*kBlockN*out_bytes; none with
+//   kDInRing) + S*128*(kBlockM + kBlockN)
 //   sfb_stage = 4 (1D2D: one reserved float; the host reserves 8, room for kernels that stage two B scales) or
 //   4*align(kBlockN,32) (1D1D); every A/B stage and the D tile start on 1 KB.
 #pragma once
