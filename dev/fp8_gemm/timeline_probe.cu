@@ -38,7 +38,7 @@ __device__ __forceinline__ unsigned long long now() {
 
 #include <tessera/sm90/fp8_gemm.cuh>
 
-#include "tma_maps.hpp"
+#include "dense_operands.hpp"
 
 namespace {
 
@@ -63,35 +63,9 @@ double median(std::vector<double> v) {
 template <class C>
 void run_plan(const char* name, uint32_t m, void* flush) {
     using Kernel = tessera::sm90::Fp8GemmKernel<C>;
-    constexpr uint32_t n = C::kShapeN, k = C::kShapeK, kb = (k + 127) / 128, nb = (n + 127) / 128;
-    const uint32_t m4 = (m + 3) / 4 * 4;
-    uint8_t *a, *b;
-    float *sfa, *sfb;
-    void* d;
-    check(cudaMalloc(&a, size_t(m) * k), "cudaMalloc");
-    check(cudaMalloc(&b, size_t(n) * k), "cudaMalloc");
-    check(cudaMalloc(&sfa, size_t(kb) * m4 * 4), "cudaMalloc");
-    check(cudaMalloc(&sfb, size_t(nb) * kb * 4), "cudaMalloc");
-    check(cudaMalloc(&d, size_t(m) * n * 2), "cudaMalloc");
-    check(cudaMemset(a, 0x38, size_t(m) * k), "cudaMemset");
-    check(cudaMemset(b, 0x38, size_t(n) * k), "cudaMemset");
-    check(cudaMemset(sfa, 0, size_t(kb) * m4 * 4), "cudaMemset");
-    check(cudaMemset(sfb, 0, size_t(nb) * kb * 4), "cudaMemset");
-
-    typename Kernel::Params p{};
-    const auto put = [](tessera::TmaDescriptor& dst, const CUtensorMap& src) { std::memcpy(&dst, &src, sizeof(src)); };
-    constexpr CUtensorMapSwizzle k128B = CU_TENSOR_MAP_SWIZZLE_128B;
-    put(p.tensor_map_a, make_map(CU_TENSOR_MAP_DATA_TYPE_UINT8, a, k, m, k, 128, C::kBlockM, k128B));
-    put(p.tensor_map_b, make_map(CU_TENSOR_MAP_DATA_TYPE_UINT8, b, k, n, k, 128, C::kBlockN, k128B));
-    put(p.tensor_map_sfa, make_map(CU_TENSOR_MAP_DATA_TYPE_FLOAT32, sfa, m4, kb, m4 * 4, C::kBlockM, 1,
-                                   CU_TENSOR_MAP_SWIZZLE_NONE));
-    put(p.tensor_map_d, make_map(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, d, n, m, n * 2, Kernel::kStoreBoxN,
-                                 Kernel::kStoreBoxM, swizzle_of(Kernel::kSwizzleDBytes)));
-    p.sfb = sfb;
-    p.m = m, p.n = n, p.k = k;
-    p.d = d;
-    p.ld_d = n;
-    p.num_groups = 1;
+    constexpr uint32_t n = C::kShapeN, k = C::kShapeK;
+    DenseOperands<Kernel, C> ops(m);
+    const typename Kernel::Params& p = ops.p;
     check(cudaFuncSetAttribute(probe_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, Kernel::kSmemBytes),
           "cudaFuncSetAttribute");
 
@@ -146,7 +120,6 @@ void run_plan(const char* name, uint32_t m, void* flush) {
     for (int e = 0; e < timeline::kNumEvents; ++e)
         std::printf("   %-20s %10.2f %10.2f %10.2f\n", names[e], median(stats[e][0]), median(stats[e][1]),
                     median(stats[e][2]));
-    cudaFree(a), cudaFree(b), cudaFree(sfa), cudaFree(sfb), cudaFree(d);
     cudaEventDestroy(start), cudaEventDestroy(stop);
 }
 

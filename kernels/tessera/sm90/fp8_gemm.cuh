@@ -75,6 +75,11 @@
 #ifndef TESSERA_TIMELINE_LAST
 #define TESSERA_TIMELINE_LAST(event, cond)
 #endif
+// Per-tile hook: empty here; dev/fp8_gemm/tile_gap_probe.cu defines it to record when one consumer thread (`cond`)
+// reaches each step of each tile, to see where the time between two tiles' wgmma goes.
+#ifndef TESSERA_TILE_MARK
+#define TESSERA_TILE_MARK(event, tile, cond)
+#endif
 #include <tessera/ptx/sync.cuh>
 #include <tessera/ptx/tma.cuh>
 #include <tessera/ptx/wgmma.cuh>
@@ -976,6 +981,7 @@ struct Fp8GemmKernel {
         // Turns start with warpgroup 0: warpgroup 1 grants it the first one.
         if (kOrderedMath && wg == 1) ptx::named_barrier_arrive(kTurnBarrierBase, 256);
         while (scheduler.next(tile)) {
+            TESSERA_TILE_MARK(kTileStart, tile, row0 == 0 && lane == 0);
             float acc[kNumWaves][kFinalRegs];  // [wave][kBlockN/2] fp32 main accumulator, wgmma fragment layout
 #pragma unroll
             for (int w = 0; w < kNumWaves; ++w)
@@ -1002,6 +1008,7 @@ struct Fp8GemmKernel {
                 tile.loads = __shfl_sync(0xffffffffu, tile.loads ? 1u : 0u, 0) != 0u;
             }
             const bool pipelined = kPipelined && tile.loads && tile.num_k_blocks > 0;
+            TESSERA_TILE_MARK(kLoopEnter, tile, row0 == 0 && lane == 0);
             if (pipelined) {
                 mainloop_pipelined(smem, ring, tile, sb, former, wg, row0, lane, acc);
             } else if (tile.loads && tile.num_k_blocks > 0) {
@@ -1023,6 +1030,7 @@ struct Fp8GemmKernel {
                 }
             }
             TESSERA_TIMELINE_LAST(kMainloopDone, row0 == 0 && lane == 0);
+            TESSERA_TILE_MARK(kLoopDone, tile, row0 == 0 && lane == 0);
             if constexpr (kStreamK) {
                 const prims::StreamKTag tag = scheduler.sk_tag;
                 if (tag.role() == prims::StreamKTag::kContributor) {
@@ -1050,6 +1058,7 @@ struct Fp8GemmKernel {
             }
             if constexpr (kDInRing) Epilogue::release_d_tile(smem, ewarp, lane);
             TESSERA_TIMELINE_LAST(kStoreIssued, row0 == 0 && lane == 0);
+            TESSERA_TILE_MARK(kStored, tile, row0 == 0 && lane == 0);
         }
         // Warpgroup 1 granted one more turn than warpgroup 0 takes: take it, so no barrier is left half-arrived.
         if (kOrderedMath && wg == 0) ptx::named_barrier_sync(kTurnBarrierBase, 256);

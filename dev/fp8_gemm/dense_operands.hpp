@@ -1,0 +1,53 @@
+// Operands and Params of one dense 1D2D plan for the standalone FP8 kernel probes in dev/fp8_gemm (timeline_probe.cu,
+// tile_gap_probe.cu), with the tensor maps docs/fp8_gemm_kernel.md specifies. Inputs are constant bytes: the probes
+// time plans, the library's tests check them.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "tma_maps.hpp"
+
+template <class Kernel, class C>
+struct DenseOperands {
+    static constexpr uint32_t n = C::kShapeN, k = C::kShapeK, kb = (k + 127) / 128, nb = (n + 127) / 128;
+    uint8_t* a = nullptr;
+    uint8_t* b = nullptr;
+    float* sfa = nullptr;
+    float* sfb = nullptr;
+    void* d = nullptr;
+    typename Kernel::Params p{};
+
+    explicit DenseOperands(uint32_t m) {
+        const uint32_t m4 = (m + 3) / 4 * 4;
+        check(cudaMalloc(&a, size_t(m) * k), "cudaMalloc");
+        check(cudaMalloc(&b, size_t(n) * k), "cudaMalloc");
+        check(cudaMalloc(&sfa, size_t(kb) * m4 * 4), "cudaMalloc");
+        check(cudaMalloc(&sfb, size_t(nb) * kb * 4), "cudaMalloc");
+        check(cudaMalloc(&d, size_t(m) * n * 2), "cudaMalloc");
+        check(cudaMemset(a, 0x38, size_t(m) * k), "cudaMemset");
+        check(cudaMemset(b, 0x38, size_t(n) * k), "cudaMemset");
+        check(cudaMemset(sfa, 0, size_t(kb) * m4 * 4), "cudaMemset");
+        check(cudaMemset(sfb, 0, size_t(nb) * kb * 4), "cudaMemset");
+        const auto put = [](tessera::TmaDescriptor& dst, const CUtensorMap& src) {
+            std::memcpy(&dst, &src, sizeof(src));
+        };
+        constexpr CUtensorMapSwizzle k128B = CU_TENSOR_MAP_SWIZZLE_128B;
+        put(p.tensor_map_a, make_map(CU_TENSOR_MAP_DATA_TYPE_UINT8, a, k, m, k, 128, C::kBlockM, k128B));
+        put(p.tensor_map_b, make_map(CU_TENSOR_MAP_DATA_TYPE_UINT8, b, k, n, k, 128, C::kBlockN, k128B));
+        put(p.tensor_map_sfa, make_map(CU_TENSOR_MAP_DATA_TYPE_FLOAT32, sfa, m4, kb, m4 * 4, C::kBlockM, 1,
+                                       CU_TENSOR_MAP_SWIZZLE_NONE));
+        put(p.tensor_map_d, make_map(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, d, n, m, n * 2, Kernel::kStoreBoxN,
+                                     Kernel::kStoreBoxM, swizzle_of(Kernel::kSwizzleDBytes)));
+        p.sfb = sfb;
+        p.m = m, p.n = n, p.k = k;
+        p.d = d;
+        p.ld_d = n;
+        p.num_groups = 1;
+    }
+    ~DenseOperands() { cudaFree(a), cudaFree(b), cudaFree(sfa), cudaFree(sfb), cudaFree(d); }
+    DenseOperands(const DenseOperands&) = delete;
+    DenseOperands& operator=(const DenseOperands&) = delete;
+};

@@ -1,0 +1,144 @@
+// Where the time between two tiles goes in the persistent FP8 kernel. Short-K rows pay a fixed cost per tile on top
+// of their k-blocks: fitting the contiguous suite's tile periods against k-blocks per tile gives ~1.2 us per tile,
+// the dense M = 4096 rows ~0.75 us (fp8_grouped.md v18). That is 12 % of a 16-k-block tile. This probe builds the
+// kernel with its per-tile hook (TESSERA_TILE_MARK) defined. One consumer thread records clock64 at four steps of
+// every tile:
+//   tile start   the scheduler returned the tile;
+//   loop enter   B-scale lanes loaded, about to wait for the first stage;
+//   loop done    the last k-block promoted;
+//   stored       the epilogue issued its TMA stores.
+// It prints, per plan, the medians over tiles of:
+//   prologue     loop enter - tile start;
+//   mainloop     loop done - loop enter, and the same per k-block;
+//   epilogue     stored - loop done;
+//   to next      the next tile's start - stored (the scheduler's next()).
+// Each step is read from the CTA's own SM clock (cycles). Runs after a 2 GB memset flush, as the benchmark does.
+//
+//   nvcc -std=c++20 -O3 -gencode arch=compute_90a,code=sm_90a -Ikernels dev/fp8_gemm/tile_gap_probe.cu -lcuda \
+//       -o /tmp/tile_gap_probe && /tmp/tile_gap_probe
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+namespace tile_gap {
+enum Field { kTileStart, kLoopEnter, kLoopDone, kStored, kCta, kNumFields };
+constexpr int kNBlockStride = 512;  // tiles indexed m_block * stride + n_block (N / BN < 512 for every plan here)
+constexpr int kMaxMBlocks = 64;
+__device__ long long marks[kMaxMBlocks * kNBlockStride][kNumFields];
+}  // namespace tile_gap
+
+#define TESSERA_TILE_MARK(event, tile, cond)                                                                         \
+    if (cond) {                                                                                                       \
+        long long* row = tile_gap::marks[(tile).coord.m_block * tile_gap::kNBlockStride + (tile).coord.n_block];      \
+        row[tile_gap::event] = clock64();                                                                             \
+        if (tile_gap::event == tile_gap::kTileStart) row[tile_gap::kCta] = blockIdx.x;                               \
+    }
+
+#include <tessera/sm90/fp8_gemm.cuh>
+
+#include "dense_operands.hpp"
+
+namespace {
+
+template <int BM, int BN, int S, int N, int K, int Group, int DInRing = 0>
+struct Plan {
+    static constexpr int kBlockM = BM, kBlockN = BN, kBlockK = 128, kNumStages = S,
+                         kNumMathWarpgroups = BM > 64 ? 2 : 1, kClusterM = 1, kClusterN = 1, kNumSMs = 132,
+                         kShapeM = 0, kShapeN = N, kShapeK = K, kGroupSize = Group, kMode = 0, kDInRing = DInRing;
+};
+
+template <class C>
+__global__ void __launch_bounds__(tessera::sm90::Fp8GemmKernel<C>::kNumThreads, 1)
+    probe_kernel(const __grid_constant__ typename tessera::sm90::Fp8GemmKernel<C>::Params p) {
+    tessera::sm90::Fp8GemmKernel<C>::run(p);
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+template <class C>
+void run_plan(const char* name, uint32_t m, void* flush) {
+    using Kernel = tessera::sm90::Fp8GemmKernel<C>;
+    constexpr int kFields = tile_gap::kNumFields;
+    const int m_blocks = static_cast<int>((m + C::kBlockM - 1) / C::kBlockM);
+    constexpr int n_blocks = (C::kShapeN + C::kBlockN - 1) / C::kBlockN;
+    static_assert(n_blocks <= tile_gap::kNBlockStride, "raise kNBlockStride");
+    if (m_blocks > tile_gap::kMaxMBlocks) {
+        std::printf("== %s: more m-blocks than the probe records\n", name);
+        return;
+    }
+    DenseOperands<Kernel, C> ops(m);
+    check(cudaFuncSetAttribute(probe_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, Kernel::kSmemBytes),
+          "cudaFuncSetAttribute");
+    cudaEvent_t start, stop;
+    check(cudaEventCreate(&start), "cudaEventCreate");
+    check(cudaEventCreate(&stop), "cudaEventCreate");
+    std::vector<long long> host(static_cast<size_t>(tile_gap::kMaxMBlocks) * tile_gap::kNBlockStride * kFields);
+    std::vector<double> prologue, mainloop, epilogue, to_next, kernel_us;
+    constexpr int kReps = 10;
+    for (int rep = 0; rep < kReps + 2; ++rep) {
+        check(cudaMemset(tile_gap::marks, 0, sizeof(tile_gap::marks)), "cudaMemset");
+        check(cudaMemsetAsync(flush, rep & 0xff, 2ull << 30), "cudaMemsetAsync");
+        check(cudaEventRecord(start), "cudaEventRecord");
+        probe_kernel<C><<<C::kNumSMs, Kernel::kNumThreads, Kernel::kSmemBytes>>>(ops.p);
+        check(cudaEventRecord(stop), "cudaEventRecord");
+        check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+        check(cudaGetLastError(), "launch");
+        if (rep < 2) continue;  // warm-up
+        float ms = 0.f;
+        check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+        kernel_us.push_back(ms * 1e3);
+        check(cudaMemcpyFromSymbol(host.data(), tile_gap::marks, host.size() * sizeof(host[0])),
+              "cudaMemcpyFromSymbol");
+        // Each CTA's tiles in the order it ran them.
+        std::vector<std::vector<const long long*>> by_cta(C::kNumSMs);
+        for (int mb = 0; mb < m_blocks; ++mb)
+            for (int nb = 0; nb < n_blocks; ++nb) {
+                const long long* row = &host[(static_cast<size_t>(mb) * tile_gap::kNBlockStride + nb) * kFields];
+                if (row[tile_gap::kStored] != 0) by_cta[row[tile_gap::kCta]].push_back(row);
+            }
+        for (auto& tiles : by_cta) {
+            std::sort(tiles.begin(), tiles.end(), [](const long long* x, const long long* y) {
+                return x[tile_gap::kTileStart] < y[tile_gap::kTileStart];
+            });
+            for (size_t i = 0; i < tiles.size(); ++i) {
+                const long long* t = tiles[i];
+                prologue.push_back(static_cast<double>(t[tile_gap::kLoopEnter] - t[tile_gap::kTileStart]));
+                mainloop.push_back(static_cast<double>(t[tile_gap::kLoopDone] - t[tile_gap::kLoopEnter]));
+                epilogue.push_back(static_cast<double>(t[tile_gap::kStored] - t[tile_gap::kLoopDone]));
+                if (i + 1 < tiles.size())
+                    to_next.push_back(static_cast<double>(tiles[i + 1][tile_gap::kTileStart] - t[tile_gap::kStored]));
+            }
+        }
+    }
+    constexpr int kb = (C::kShapeK + 127) / 128;
+    const double loop = median(mainloop);
+    std::printf("== %s  %ux%dx%d, block %dx%d, %d stages%s: kernel %.1f us (events)\n", name, m, C::kShapeN,
+                C::kShapeK, C::kBlockM, C::kBlockN, C::kNumStages, C::kDInRing ? ", D in ring" : "",
+                median(kernel_us));
+    std::printf("   cycles per tile (medians): prologue %.0f | mainloop %.0f (%d k-blocks, %.0f each) | epilogue %.0f | "
+                "to next %.0f\n",
+                median(prologue), loop, kb, loop / kb, median(epilogue), median(to_next));
+    std::printf("   fixed per tile (prologue + epilogue + to next) = %.1f k-blocks' worth\n",
+                (median(prologue) + median(epilogue) + median(to_next)) / (loop / kb));
+    cudaEventDestroy(start), cudaEventDestroy(stop);
+}
+
+}  // namespace
+
+int main() {
+    void* flush = nullptr;
+    check(cudaMalloc(&flush, 2ull << 30), "cudaMalloc");
+    // The heuristic's M = 4096 plans (tessera compile --suite fp8_gemm), short K to long K.
+    run_plan<Plan<128, 192, 4, 32768, 512, 16>>("4096x32768x512 pick", 4096, flush);
+    run_plan<Plan<128, 192, 4, 24576, 1536, 16>>("4096x24576x1536 pick", 4096, flush);
+    run_plan<Plan<128, 192, 4, 2112, 7168, 16>>("4096x2112x7168 pick", 4096, flush);
+    run_plan<Plan<128, 144, 6, 576, 7168, 16, 1>>("4096x576x7168 pick (one tile per CTA)", 4096, flush);
+    return 0;
+}
