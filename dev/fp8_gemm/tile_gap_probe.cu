@@ -4,7 +4,8 @@
 // kernel with its per-tile hook (TESSERA_TILE_MARK) defined. One consumer thread records clock64 at four steps of
 // every tile:
 //   tile start   the scheduler returned the tile;
-//   loop enter   B-scale lanes loaded, about to wait for the first stage;
+//   loop enter   the B-scale loads issued (their latency shows in the first k-block), about to wait for the first
+//                stage;
 //   loop done    the last k-block promoted;
 //   stored       the epilogue issued its TMA stores.
 // It prints, per plan, the medians over tiles of:
