@@ -1,6 +1,7 @@
-// Operands and Params of one dense 1D2D plan for the standalone FP8 kernel probes in dev/fp8_gemm (timeline_probe.cu,
-// tile_gap_probe.cu), with the tensor maps docs/fp8_gemm_kernel.md specifies. Inputs are constant bytes: the probes
-// time plans, the library's tests check them.
+// What the standalone FP8 kernel probes in dev/fp8_gemm (timeline_probe.cu, tile_gap_probe.cu) share: the kernel
+// entry for a plan, the operands and Params of one dense 1D2D plan (the tensor maps docs/fp8_gemm_kernel.md
+// specifies), and a launch timed after the benchmark's 2 GB memset flush. Include after the kernel header (and after
+// defining its hooks). Inputs are constant bytes: the probes time plans, the library's tests check them.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,6 +10,28 @@
 #include <cstring>
 
 #include "tma_maps.hpp"
+
+template <class C>
+__global__ void __launch_bounds__(tessera::sm90::Fp8GemmKernel<C>::kNumThreads, 1)
+    probe_kernel(const __grid_constant__ typename tessera::sm90::Fp8GemmKernel<C>::Params p) {
+    tessera::sm90::Fp8GemmKernel<C>::run(p);
+}
+
+// One launch of plan C after a 2 GB memset flush (fill byte `fill`); its time between two events, in µs.
+template <class C>
+double flushed_launch_us(const typename tessera::sm90::Fp8GemmKernel<C>::Params& p, void* flush, int fill,
+                         cudaEvent_t start, cudaEvent_t stop) {
+    using Kernel = tessera::sm90::Fp8GemmKernel<C>;
+    check(cudaMemsetAsync(flush, fill & 0xff, 2ull << 30), "cudaMemsetAsync");
+    check(cudaEventRecord(start), "cudaEventRecord");
+    probe_kernel<C><<<C::kNumSMs, Kernel::kNumThreads, Kernel::kSmemBytes>>>(p);
+    check(cudaEventRecord(stop), "cudaEventRecord");
+    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    check(cudaGetLastError(), "launch");
+    float ms = 0.f;
+    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    return ms * 1e3;
+}
 
 template <class Kernel, class C>
 struct DenseOperands {

@@ -51,12 +51,6 @@ struct Plan {
                          kShapeM = 0, kShapeN = N, kShapeK = K, kGroupSize = Group, kMode = 0, kDInRing = DInRing;
 };
 
-template <class C>
-__global__ void __launch_bounds__(tessera::sm90::Fp8GemmKernel<C>::kNumThreads, 1)
-    probe_kernel(const __grid_constant__ typename tessera::sm90::Fp8GemmKernel<C>::Params p) {
-    tessera::sm90::Fp8GemmKernel<C>::run(p);
-}
-
 double median(std::vector<double> v) {
     if (v.empty()) return 0.0;
     std::sort(v.begin(), v.end());
@@ -85,16 +79,9 @@ void run_plan(const char* name, uint32_t m, void* flush) {
     constexpr int kReps = 10;
     for (int rep = 0; rep < kReps + 2; ++rep) {
         check(cudaMemset(tile_gap::marks, 0, sizeof(tile_gap::marks)), "cudaMemset");
-        check(cudaMemsetAsync(flush, rep & 0xff, 2ull << 30), "cudaMemsetAsync");
-        check(cudaEventRecord(start), "cudaEventRecord");
-        probe_kernel<C><<<C::kNumSMs, Kernel::kNumThreads, Kernel::kSmemBytes>>>(ops.p);
-        check(cudaEventRecord(stop), "cudaEventRecord");
-        check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-        check(cudaGetLastError(), "launch");
+        const double us = flushed_launch_us<C>(ops.p, flush, rep, start, stop);
         if (rep < 2) continue;  // warm-up
-        float ms = 0.f;
-        check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-        kernel_us.push_back(ms * 1e3);
+        kernel_us.push_back(us);
         check(cudaMemcpyFromSymbol(host.data(), tile_gap::marks, host.size() * sizeof(host[0])),
               "cudaMemcpyFromSymbol");
         // Each CTA's tiles in the order it ran them.

@@ -49,12 +49,6 @@ struct Plan {
                          kShapeM = 0, kShapeN = N, kShapeK = K, kGroupSize = 8, kMode = 0;
 };
 
-template <class C>
-__global__ void __launch_bounds__(tessera::sm90::Fp8GemmKernel<C>::kNumThreads, 1)
-    probe_kernel(const __grid_constant__ typename tessera::sm90::Fp8GemmKernel<C>::Params p) {
-    tessera::sm90::Fp8GemmKernel<C>::run(p);
-}
-
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v.empty() ? 0.0 : v[v.size() / 2];
@@ -83,16 +77,9 @@ void run_plan(const char* name, uint32_t m, void* flush) {
                 host[c * timeline::kNumEvents + e] =
                     e == timeline::kProducerLastLoad || e >= timeline::kMainloopDone ? 0ull : ~0ull;
         check(cudaMemcpyToSymbol(timeline::marks, host.data(), host.size() * sizeof(host[0])), "cudaMemcpyToSymbol");
-        check(cudaMemsetAsync(flush, rep & 0xff, 2ull << 30), "cudaMemsetAsync");
-        check(cudaEventRecord(start), "cudaEventRecord");
-        probe_kernel<C><<<C::kNumSMs, Kernel::kNumThreads, Kernel::kSmemBytes>>>(p);
-        check(cudaEventRecord(stop), "cudaEventRecord");
-        check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-        check(cudaGetLastError(), "launch");
+        const double us = flushed_launch_us<C>(p, flush, rep, start, stop);
         if (rep < 2) continue;  // warm-up
-        float ms = 0.f;
-        check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-        event_us.push_back(ms * 1e3);
+        event_us.push_back(us);
         check(cudaMemcpyFromSymbol(host.data(), timeline::marks, host.size() * sizeof(host[0])),
               "cudaMemcpyFromSymbol");
         unsigned long long t0 = ~0ull;
