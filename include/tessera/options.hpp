@@ -32,9 +32,10 @@ struct Options {
     // Experiment: the pass on contiguous kernels too, which it leaves alone by default (measured slower there;
     // TESSERA_JIT_FFMA_HINTS=n:all), so that a profile can compare the same contiguous kernel with and without it.
     bool ffma_hints_all_kinds = false;
-    // Tuning: force the FP8 GEMM config of dense and per-row contiguous calls, "BMxBN[:CMxCN][:sS][:o2][:pP]" (e.g.
-    // "256x128:1x2", "64x112:s2" for split-K 2, "128x144:p4" for 4 stages; contiguous keeps BM = its alignment's
-    // block); empty: the heuristic decides. For sweeps (bench/sweep_fp8.py, bench/run.py); not for production use.
+    // Tuning: force the FP8 GEMM config of dense and per-row contiguous calls, "BMxBN[:CMxCN][:sS][:o2][:pP][:d]"
+    // (e.g. "256x128:1x2", "64x112:s2" for split-K 2, "128x144:p4" for 4 stages, "128x144:p6:d" for D over the
+    // ring; contiguous keeps BM = its alignment's block); empty: the heuristic decides. For sweeps
+    // (bench/sweep_fp8.py, bench/run.py); not for production use.
     std::string fp8_config;
     // Tuning (A/B comparisons of the FP8 mainloop; -1 = the kernel's default): the turn order of two consumer
     // warpgroups on two-wave tiles (TESSERA_FP8_MATH_ORDER=0/1), the pipelined mainloop (TESSERA_FP8_PIPELINE=0/1).
