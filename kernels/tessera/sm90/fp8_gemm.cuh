@@ -23,8 +23,10 @@
 // counters to reset, deterministic summation order.
 //
 // Warp roles (kNumMathWarpgroups = 1 or 2 consumer warpgroups, then one producer warpgroup):
-//   threads [0, 128*W)         consumers: wgmma + scale promotion + epilogue; setmaxnreg.inc to kMathRegs (232/248)
-//   threads [128*W, 128*W+128) producer: one elected thread issues every TMA; setmaxnreg.dec to kProducerRegs (40)
+//   threads [0, 128*W)         consumers: wgmma + scale promotion + epilogue; setmaxnreg.inc to kMathRegs (232/248;
+//                              the unrolled contiguous 128x192 kernels 240, kWideConsumers)
+//   threads [128*W, 128*W+128) producer: one elected thread issues every TMA; setmaxnreg.dec to kProducerRegs (40;
+//                              24 with kWideConsumers)
 //   Consumer warpgroup g owns rows w*64*W + g*64 .. +64 of the tile for each wave w < kNumWaves (kBlockM/(64*W)).
 //
 // Barrier protocol (S = kNumStages, ring state persists across tiles):
@@ -772,8 +774,9 @@ struct Fp8GemmKernel {
     };
     // The serial loop unrolled over one pass of the ring, from stage 0: kNumStages copies of the k-block, each at a
     // constant stage. Only where the copies stay few and short (the hoisted 128x144 loops are 8 copies already), and
-    // dense 1D2D only: the 1D1D kernels (per-column B scales) and the contiguous, psum and masked 128x192 kernels
-    // spilled with it, and so did the stream-K 128x192 kernel (92 B). Tiles of more than two passes: with the three
+    // 1D2D dense and contiguous only: the 1D1D kernels (per-column B scales) and the psum and masked 128x192 kernels
+    // spilled with it, and so did the stream-K 128x192 kernel (92 B); contiguous takes it with its consumers at 240
+    // registers (kWideConsumers; 1.3 % faster, fp8_grouped.md v18). Tiles of more than two passes: with the three
     // loops around a tile of one pass (K = 512) ptxas unrolled the whole tile and moved its wgmma descriptors through
     // vector registers (30-35 R2UR per loop); such tiles take kOnePassTiles instead.
     static constexpr bool kUnrollStages = kNumStages <= 4 && !kHoistFormer && !kIs1D1D && !kStreamK &&
