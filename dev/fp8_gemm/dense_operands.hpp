@@ -1,5 +1,5 @@
 // What the standalone FP8 kernel probes in dev/fp8_gemm (timeline_probe.cu, tile_gap_probe.cu) share: the kernel
-// entry for a plan, the operands and Params of one dense 1D2D plan (the tensor maps docs/fp8_gemm_kernel.md
+// entry for a plan, the operands and Params of one dense (or m-grouped contiguous) 1D2D plan (the tensor maps docs/fp8_gemm_kernel.md
 // specifies), and a launch timed after the benchmark's 2 GB memset flush. Include after the kernel header (and after
 // defining its hooks). Inputs are constant bytes: the probes time plans, the library's tests check them.
 #pragma once
@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "tma_maps.hpp"
 
@@ -41,25 +42,34 @@ struct DenseOperands {
     float* sfa = nullptr;
     float* sfb = nullptr;
     void* d = nullptr;
+    int32_t* layout = nullptr;  // contiguous: the expert of each row
     typename Kernel::Params p{};
 
-    explicit DenseOperands(uint32_t m) {
+    // groups > 1: m-grouped contiguous, B [groups * N, K], rows split into `groups` equal runs (m / groups rows each,
+    // a multiple of the block rows, as the contiguous layout's alignment asks).
+    explicit DenseOperands(uint32_t m, uint32_t groups = 1) {
         const uint32_t m4 = (m + 3) / 4 * 4;
         check(cudaMalloc(&a, size_t(m) * k), "cudaMalloc");
-        check(cudaMalloc(&b, size_t(n) * k), "cudaMalloc");
+        check(cudaMalloc(&b, size_t(groups) * n * k), "cudaMalloc");
         check(cudaMalloc(&sfa, size_t(kb) * m4 * 4), "cudaMalloc");
-        check(cudaMalloc(&sfb, size_t(nb) * kb * 4), "cudaMalloc");
+        check(cudaMalloc(&sfb, size_t(groups) * nb * kb * 4), "cudaMalloc");
         check(cudaMalloc(&d, size_t(m) * n * 2), "cudaMalloc");
         check(cudaMemset(a, 0x38, size_t(m) * k), "cudaMemset");
-        check(cudaMemset(b, 0x38, size_t(n) * k), "cudaMemset");
+        check(cudaMemset(b, 0x38, size_t(groups) * n * k), "cudaMemset");
         check(cudaMemset(sfa, 0, size_t(kb) * m4 * 4), "cudaMemset");
-        check(cudaMemset(sfb, 0, size_t(nb) * kb * 4), "cudaMemset");
+        check(cudaMemset(sfb, 0, size_t(groups) * nb * kb * 4), "cudaMemset");
+        if (groups > 1) {
+            std::vector<int32_t> experts(m);
+            for (uint32_t r = 0; r < m; ++r) experts[r] = static_cast<int32_t>(r / (m / groups));
+            check(cudaMalloc(&layout, size_t(m) * 4), "cudaMalloc");
+            check(cudaMemcpy(layout, experts.data(), size_t(m) * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
+        }
         const auto put = [](tessera::TmaDescriptor& dst, const CUtensorMap& src) {
             std::memcpy(&dst, &src, sizeof(src));
         };
         constexpr CUtensorMapSwizzle k128B = CU_TENSOR_MAP_SWIZZLE_128B;
         put(p.tensor_map_a, make_map(CU_TENSOR_MAP_DATA_TYPE_UINT8, a, k, m, k, 128, C::kBlockM, k128B));
-        put(p.tensor_map_b, make_map(CU_TENSOR_MAP_DATA_TYPE_UINT8, b, k, n, k, 128, C::kBlockN, k128B));
+        put(p.tensor_map_b, make_map(CU_TENSOR_MAP_DATA_TYPE_UINT8, b, k, groups * n, k, 128, C::kBlockN, k128B));
         put(p.tensor_map_sfa, make_map(CU_TENSOR_MAP_DATA_TYPE_FLOAT32, sfa, m4, kb, m4 * 4, C::kBlockM, 1,
                                        CU_TENSOR_MAP_SWIZZLE_NONE));
         put(p.tensor_map_d, make_map(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, d, n, m, n * 2, Kernel::kStoreBoxN,
@@ -68,9 +78,10 @@ struct DenseOperands {
         p.m = m, p.n = n, p.k = k;
         p.d = d;
         p.ld_d = n;
-        p.num_groups = 1;
+        p.num_groups = groups;
+        p.grouped_layout = layout;
     }
-    ~DenseOperands() { cudaFree(a), cudaFree(b), cudaFree(sfa), cudaFree(sfb), cudaFree(d); }
+    ~DenseOperands() { cudaFree(a), cudaFree(b), cudaFree(sfa), cudaFree(sfb), cudaFree(d), cudaFree(layout); }
     DenseOperands(const DenseOperands&) = delete;
     DenseOperands& operator=(const DenseOperands&) = delete;
 };

@@ -14,6 +14,7 @@
 //   epilogue     stored - loop done;
 //   to next      the next tile's start - stored (the scheduler's next()).
 // Each step is read from the CTA's own SM clock (cycles). Runs after a 2 GB memset flush, as the benchmark does.
+// The last four plans put one 128x192 plan on the same work as dense and as m-grouped contiguous.
 //
 //   nvcc -std=c++20 -O3 -gencode arch=compute_90a,code=sm_90a -Ikernels dev/fp8_gemm/tile_gap_probe.cu -lcuda \
 //       -o /tmp/tile_gap_probe && /tmp/tile_gap_probe
@@ -27,7 +28,7 @@
 namespace tile_gap {
 enum Field { kTileStart, kLoopEnter, kLoopDone, kStored, kCta, kNumFields };
 constexpr int kNBlockStride = 512;  // tiles indexed m_block * stride + n_block (N / BN < 512 for every plan here)
-constexpr int kMaxMBlocks = 64;
+constexpr int kMaxMBlocks = 256;
 __device__ long long marks[kMaxMBlocks * kNBlockStride][kNumFields];
 }  // namespace tile_gap
 
@@ -44,11 +45,12 @@ __device__ long long marks[kMaxMBlocks * kNBlockStride][kNumFields];
 
 namespace {
 
-template <int BM, int BN, int S, int N, int K, int Group, int DInRing = 0>
+template <int BM, int BN, int S, int N, int K, int Group, int DInRing = 0, int Kind = 0>
 struct Plan {
     static constexpr int kBlockM = BM, kBlockN = BN, kBlockK = 128, kNumStages = S,
                          kNumMathWarpgroups = BM > 64 ? 2 : 1, kClusterM = 1, kClusterN = 1, kNumSMs = 132,
-                         kShapeM = 0, kShapeN = N, kShapeK = K, kGroupSize = Group, kMode = 0, kDInRing = DInRing;
+                         kShapeM = 0, kShapeN = N, kShapeK = K, kGroupSize = Group, kMode = 0, kDInRing = DInRing,
+                         kGemmKind = Kind;
 };
 
 double median(std::vector<double> v) {
@@ -58,7 +60,7 @@ double median(std::vector<double> v) {
 }
 
 template <class C>
-void run_plan(const char* name, uint32_t m, void* flush) {
+void run_plan(const char* name, uint32_t m, void* flush, uint32_t groups = 1) {
     using Kernel = tessera::sm90::Fp8GemmKernel<C>;
     constexpr int kFields = tile_gap::kNumFields;
     const int m_blocks = static_cast<int>((m + C::kBlockM - 1) / C::kBlockM);
@@ -68,17 +70,19 @@ void run_plan(const char* name, uint32_t m, void* flush) {
         std::printf("== %s: more m-blocks than the probe records\n", name);
         return;
     }
-    DenseOperands<Kernel, C> ops(m);
+    DenseOperands<Kernel, C> ops(m, groups);
     check(cudaFuncSetAttribute(probe_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, Kernel::kSmemBytes),
           "cudaFuncSetAttribute");
     cudaEvent_t start, stop;
     check(cudaEventCreate(&start), "cudaEventCreate");
     check(cudaEventCreate(&stop), "cudaEventCreate");
+    void* marks = nullptr;  // a __device__ array is no host-side pointer: cudaMemset needs its device address
+    check(cudaGetSymbolAddress(&marks, tile_gap::marks), "cudaGetSymbolAddress");
     std::vector<long long> host(static_cast<size_t>(tile_gap::kMaxMBlocks) * tile_gap::kNBlockStride * kFields);
     std::vector<double> prologue, mainloop, epilogue, to_next, kernel_us;
     constexpr int kReps = 10;
     for (int rep = 0; rep < kReps + 2; ++rep) {
-        check(cudaMemset(tile_gap::marks, 0, sizeof(tile_gap::marks)), "cudaMemset");
+        check(cudaMemset(marks, 0, sizeof(tile_gap::marks)), "cudaMemset");
         const double us = flushed_launch_us<C>(ops.p, flush, rep, start, stop);
         if (rep < 2) continue;  // warm-up
         kernel_us.push_back(us);
@@ -128,5 +132,12 @@ int main() {
     run_plan<Plan<128, 192, 4, 24576, 1536, 16>>("4096x24576x1536 pick", 4096, flush);
     run_plan<Plan<128, 192, 4, 2112, 7168, 16>>("4096x2112x7168 pick", 4096, flush);
     run_plan<Plan<128, 144, 6, 576, 7168, 16, 1>>("4096x576x7168 pick (one tile per CTA)", 4096, flush);
+    // The same 128x192 plan on the same work, dense and m-grouped contiguous (4 experts of 8192 rows): what the
+    // contiguous kind adds per tile (the expert id read, B-scale rows by expert). K = 2048 (16 k-blocks) is where the
+    // contiguous suite is furthest behind DeepGEMM; K = 7168 for the per-k-block rate.
+    run_plan<Plan<128, 192, 4, 4096, 2048, 16>>("32768x4096x2048 dense", 32768, flush);
+    run_plan<Plan<128, 192, 4, 4096, 2048, 16, 0, 1>>("g4 32768x4096x2048 contiguous", 32768, flush, 4);
+    run_plan<Plan<128, 192, 4, 4096, 7168, 16>>("32768x4096x7168 dense", 32768, flush);
+    run_plan<Plan<128, 192, 4, 4096, 7168, 16, 0, 1>>("g4 32768x4096x7168 contiguous", 32768, flush, 4);
     return 0;
 }
