@@ -7,11 +7,14 @@
 //   loop enter   the B-scale loads issued (their latency shows in the first k-block), about to wait for the first
 //                stage;
 //   loop done    the last k-block promoted;
-//   stored       the epilogue issued its TMA stores.
+//   stored       the epilogue issued its TMA stores;
+// and, inside a whole tile's store (fp8_gemm_epilogue.cuh, warp 0 of warpgroup 0):
+//   entered      past the wait for the previous stores and the warpgroup barrier;
+//   written      D converted and written to shared memory (stmatrix), the proxy fence done.
 // It prints, per plan, the medians over tiles of:
 //   prologue     loop enter - tile start;
 //   mainloop     loop done - loop enter, and the same per k-block;
-//   epilogue     stored - loop done;
+//   epilogue     stored - loop done, split into: to entered | to written | to stored;
 //   to next      the next tile's start - stored (the scheduler's next()).
 // Each step is read from the CTA's own SM clock (cycles). Runs after a 2 GB memset flush, as the benchmark does.
 // The last four plans put one 128x192 plan on the same work as dense and as m-grouped contiguous.
@@ -26,7 +29,7 @@
 #include <vector>
 
 namespace tile_gap {
-enum Field { kTileStart, kLoopEnter, kLoopDone, kStored, kCta, kNumFields };
+enum Field { kTileStart, kLoopEnter, kLoopDone, kStored, kEpiEntered, kEpiWritten, kCta, kNumFields };
 constexpr int kNBlockStride = 512;  // tiles indexed m_block * stride + n_block (N / BN < 512 for every plan here)
 constexpr int kMaxMBlocks = 256;
 __device__ long long marks[kMaxMBlocks * kNBlockStride][kNumFields];
@@ -79,7 +82,7 @@ void run_plan(const char* name, uint32_t m, void* flush, uint32_t groups = 1) {
     void* marks = nullptr;  // a __device__ array is no host-side pointer: cudaMemset needs its device address
     check(cudaGetSymbolAddress(&marks, tile_gap::marks), "cudaGetSymbolAddress");
     std::vector<long long> host(static_cast<size_t>(tile_gap::kMaxMBlocks) * tile_gap::kNBlockStride * kFields);
-    std::vector<double> prologue, mainloop, epilogue, to_next, kernel_us;
+    std::vector<double> prologue, mainloop, epilogue, to_next, kernel_us, epi_enter, epi_write, epi_issue;
     constexpr int kReps = 10;
     for (int rep = 0; rep < kReps + 2; ++rep) {
         check(cudaMemset(marks, 0, sizeof(tile_gap::marks)), "cudaMemset");
@@ -104,6 +107,11 @@ void run_plan(const char* name, uint32_t m, void* flush, uint32_t groups = 1) {
                 prologue.push_back(static_cast<double>(t[tile_gap::kLoopEnter] - t[tile_gap::kTileStart]));
                 mainloop.push_back(static_cast<double>(t[tile_gap::kLoopDone] - t[tile_gap::kLoopEnter]));
                 epilogue.push_back(static_cast<double>(t[tile_gap::kStored] - t[tile_gap::kLoopDone]));
+                if (t[tile_gap::kEpiWritten] != 0) {
+                    epi_enter.push_back(static_cast<double>(t[tile_gap::kEpiEntered] - t[tile_gap::kLoopDone]));
+                    epi_write.push_back(static_cast<double>(t[tile_gap::kEpiWritten] - t[tile_gap::kEpiEntered]));
+                    epi_issue.push_back(static_cast<double>(t[tile_gap::kStored] - t[tile_gap::kEpiWritten]));
+                }
                 if (i + 1 < tiles.size())
                     to_next.push_back(static_cast<double>(tiles[i + 1][tile_gap::kTileStart] - t[tile_gap::kStored]));
             }
@@ -117,6 +125,8 @@ void run_plan(const char* name, uint32_t m, void* flush, uint32_t groups = 1) {
     std::printf("   cycles per tile (medians): prologue %.0f | mainloop %.0f (%d k-blocks, %.0f each) | epilogue %.0f | "
                 "to next %.0f\n",
                 median(prologue), loop, kb, loop / kb, median(epilogue), median(to_next));
+    std::printf("   epilogue: to entered %.0f | to written %.0f | to stored %.0f\n", median(epi_enter), median(epi_write),
+                median(epi_issue));
     std::printf("   fixed per tile (prologue + epilogue + to next) = %.1f k-blocks' worth\n",
                 (median(prologue) + median(epilogue) + median(to_next)) / (loop / kb));
     cudaEventDestroy(start), cudaEventDestroy(stop);

@@ -116,5 +116,22 @@ def test_suite_ab_table_divides_the_variant_by_the_tree_runs_mean(tmp_path):
     assert out[0] == "== s"
     assert [line.split()[0] for line in out[2:5]] == ["b", "a", "c"]
     assert out[2].split()[-1] == "0.857" and out[3].split()[-1] == "1.050"  # 90 / 105, 420 / 400
-    assert len(out[4].split()) == 4  # c: no variant time, no ratio
-    assert out[5].strip() == "geomean variant / tree: 0.9487 (n=2)"
+    assert out[4].split()[1:] == ["50.0", "-", "50.0", "-"]  # c: no variant time, no ratio
+    assert out[5].strip() == "geomean variant / tree: variant 0.9487 (n=2)"
+
+
+def test_suite_ab_table_has_a_column_and_a_ratio_per_variant(tmp_path):
+    """dev/suite_ab.py with two variants labelled by dev/suite_ab.sh (tree, a, b, tree2)."""
+    import json
+    import subprocess
+    import sys
+    runs = {"tree": 100.0, "a": 90.0, "b": 110.0, "tree2": 100.0}
+    path = tmp_path / "ab.jsonl"
+    with open(path, "w") as f:
+        for run, us in runs.items():
+            f.write(json.dumps({"ab_run": run, "suite": "s", "shape": "x", "ours_us": us}) + "\n")
+    out = subprocess.run([sys.executable, os.path.join(HERE, "..", "..", "dev", "suite_ab.py"), str(path)],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[1].split() == ["shape", "tree", "a", "b", "tree2", "a", "b"]
+    assert out[2].split() == ["x", "100.0", "90.0", "110.0", "100.0", "0.900", "1.100"]
+    assert out[3].strip() == "geomean variant / tree: a 0.9000 (n=1), b 1.1000 (n=1)"

@@ -74,8 +74,10 @@ struct GemmSchedulerArgs {
     const uint32_t* group_sf_k0;    // k-grouped: sum of ceil(k_h/128) over h < g
 };
 
+// kWarpAhead: the instance runs in whole warps (the consumers; the producer's is one elected thread), so contiguous
+// lookahead ids can be spread over lanes (contiguous_tile).
 template <GemmKind kKind, int kBlockM, int kBlockN, int kGroupSize, int kClusterSize, bool kRasterAlongM,
-          int kSplitK = 1, bool kStreamK = false>
+          int kSplitK = 1, bool kStreamK = false, bool kWarpAhead = false>
 struct GemmScheduler {
     // Full raster groups divide by the compile-time group size in dense kernels only: the contiguous kernels took it
     // 1.5-2 % slower at K = 3072-4096 (docs/perf/fp8_gemm.md v19), and a group kind's raster covers one MoE group.
@@ -241,14 +243,22 @@ struct GemmScheduler {
     // Contiguous without pairs reads the expert ids of this CTA's next tile one tile ahead: a tile's first read of
     // grouped_layout otherwise sits, as a dependent global load, between the previous tile's epilogue and this
     // tile's mainloop (the expert picks the B-scale rows and whether the tile loads at all).
+    // kWarpAhead: lane 0 reads the first row's id, lane 1 the last row's, into one register per lane, taken back by
+    // shuffles when the tile starts. A warp-uniform read went to a uniform register right after the load, so the
+    // consumers waited for it there: of the ~860 cycles per tile that contiguous spent over dense on the same plan,
+    // this took ~400 off (dev/fp8_gemm/tile_gap_probe.cu; K = 2048 rows 2.7 % faster, docs/perf/fp8_grouped.md v20).
     static constexpr int32_t kNotRead = -2;  // ids are >= -1
-    int32_t ahead_first = kNotRead, ahead_last = kNotRead;
+    int32_t ahead_first = kNotRead, ahead_last = kNotRead;  // kWarpAhead: ahead_first is this lane's id, or kNotRead
+    bool have_ahead = false;                                // kWarpAhead: ahead_first holds the next tile's ids
 
     __device__ void contiguous_tile(GemmTile& t, const Raster& raster, uint32_t id) {
         const uint32_t m0 = t.a_row;
         const uint32_t last = min(m0 + static_cast<uint32_t>(kBlockM), args.m) - 1;
         int32_t expert, last_expert;
-        if (kClusterSize == 1 && ahead_first != kNotRead) {
+        if (kWarpAhead && kClusterSize == 1 && have_ahead) {
+            expert = __shfl_sync(0xffffffffu, ahead_first, 0);
+            last_expert = __shfl_sync(0xffffffffu, ahead_first, 1);
+        } else if (!kWarpAhead && kClusterSize == 1 && ahead_first != kNotRead) {
             expert = ahead_first;
             last_expert = ahead_last;
         } else {
@@ -257,10 +267,16 @@ struct GemmScheduler {
         }
         if constexpr (kClusterSize == 1) {
             ahead_first = ahead_last = kNotRead;
-            if (id + stride < raster.num_tiles) {
+            have_ahead = id + stride < raster.num_tiles;
+            if (have_ahead) {
                 const uint32_t m1 = raster.tile_at(id + stride).m_block * kBlockM;
-                ahead_first = ptx::ld_global_nc(args.grouped_layout + m1);
-                ahead_last = ptx::ld_global_nc(args.grouped_layout + min(m1 + static_cast<uint32_t>(kBlockM), args.m) - 1);
+                const uint32_t last1 = min(m1 + static_cast<uint32_t>(kBlockM), args.m) - 1;
+                if constexpr (kWarpAhead) {
+                    ahead_first = ptx::ld_global_nc(args.grouped_layout + (threadIdx.x % 2 == 0 ? m1 : last1));
+                } else {
+                    ahead_first = ptx::ld_global_nc(args.grouped_layout + m1);
+                    ahead_last = ptx::ld_global_nc(args.grouped_layout + last1);
+                }
             }
         }
         t.loads = expert >= 0;

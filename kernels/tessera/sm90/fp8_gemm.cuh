@@ -419,6 +419,10 @@ struct Fp8GemmKernel {
     using Scheduler =
         prims::GemmScheduler<kKind, kBlockM, kBlockN, Config::kGroupSize, kClusterSize, kRasterAlongM, kSplitK,
                              kStreamK>;
+    // The consumers' instance runs in whole warps (prims::GemmScheduler's kWarpAhead).
+    using ConsumerScheduler =
+        prims::GemmScheduler<kKind, kBlockM, kBlockN, Config::kGroupSize, kClusterSize, kRasterAlongM, kSplitK,
+                             kStreamK, true>;
     using Ring = prims::RingState<kNumStages>;
     using Epilogue = Fp8GemmEpilogue<Fp8GemmKernel>;  // tile stores and the split-K reduction (fp8_gemm_epilogue.cuh)
 
@@ -981,7 +985,7 @@ struct Fp8GemmKernel {
         const uint32_t n = shape_n(p);
         const uint32_t sf_k = ceil_div(shape_k(p), 128u);  // 1D2D: SFB row length
         const uint32_t row0 = wg * 64 + warp * 16 + lane / 4;  // this thread's first fragment row within a wave
-        Scheduler scheduler(scheduler_args(p), blockIdx.x, Config::kNumSMs);
+        ConsumerScheduler scheduler(scheduler_args(p), blockIdx.x, Config::kNumSMs);
         Ring ring;
         prims::GemmTile tile;
         float tmp[kWgmmaN / 2];  // [kWgmmaN/2] fp32 wgmma accumulator of one 128-K block
