@@ -42,12 +42,13 @@ struct DenseOperands {
     float* sfa = nullptr;
     float* sfb = nullptr;
     void* d = nullptr;
-    int32_t* layout = nullptr;  // contiguous: the expert of each row
+    int32_t* layout = nullptr;  // contiguous: the expert of each row; masked: the rows of each group
     typename Kernel::Params p{};
 
-    // groups > 1: m-grouped contiguous, B [groups * N, K], rows split into `groups` equal runs (m / groups rows each,
-    // a multiple of the block rows, as the contiguous layout's alignment asks).
-    explicit DenseOperands(uint32_t m, uint32_t groups = 1) {
+    // groups > 1: m-grouped, B [groups * N, K]. Contiguous (masked_m = 0): rows split into `groups` equal runs
+    // (m / groups rows each, a multiple of the block rows, as the contiguous layout's alignment asks). Masked
+    // (masked_m > 0): A [groups, M_max = m / groups, K], every group holding masked_m rows.
+    explicit DenseOperands(uint32_t m, uint32_t groups = 1, uint32_t masked_m = 0) {
         const uint32_t m4 = (m + 3) / 4 * 4;
         check(cudaMalloc(&a, size_t(m) * k), "cudaMalloc");
         check(cudaMalloc(&b, size_t(groups) * n * k), "cudaMalloc");
@@ -59,23 +60,26 @@ struct DenseOperands {
         check(cudaMemset(sfa, 0, size_t(kb) * m4 * 4), "cudaMemset");
         check(cudaMemset(sfb, 0, size_t(groups) * nb * kb * 4), "cudaMemset");
         if (groups > 1) {
-            std::vector<int32_t> experts(m);
-            for (uint32_t r = 0; r < m; ++r) experts[r] = static_cast<int32_t>(r / (m / groups));
-            check(cudaMalloc(&layout, size_t(m) * 4), "cudaMalloc");
-            check(cudaMemcpy(layout, experts.data(), size_t(m) * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
+            std::vector<int32_t> values(masked_m > 0 ? groups : m);
+            for (uint32_t r = 0; r < values.size(); ++r)
+                values[r] = static_cast<int32_t>(masked_m > 0 ? masked_m : r / (m / groups));
+            check(cudaMalloc(&layout, values.size() * 4), "cudaMalloc");
+            check(cudaMemcpy(layout, values.data(), values.size() * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
         }
+        // Masked: SFA [groups * kb][M_max] (M_max a multiple of 4: the same bytes as dense's [kb][M]).
+        const uint32_t sfa_rows = masked_m > 0 ? m / groups : m4, sfa_cols = masked_m > 0 ? groups * kb : kb;
         const auto put = [](tessera::TmaDescriptor& dst, const CUtensorMap& src) {
             std::memcpy(&dst, &src, sizeof(src));
         };
         constexpr CUtensorMapSwizzle k128B = CU_TENSOR_MAP_SWIZZLE_128B;
         put(p.tensor_map_a, make_map(CU_TENSOR_MAP_DATA_TYPE_UINT8, a, k, m, k, 128, C::kBlockM, k128B));
         put(p.tensor_map_b, make_map(CU_TENSOR_MAP_DATA_TYPE_UINT8, b, k, groups * n, k, 128, C::kBlockN, k128B));
-        put(p.tensor_map_sfa, make_map(CU_TENSOR_MAP_DATA_TYPE_FLOAT32, sfa, m4, kb, m4 * 4, C::kBlockM, 1,
-                                       CU_TENSOR_MAP_SWIZZLE_NONE));
+        put(p.tensor_map_sfa, make_map(CU_TENSOR_MAP_DATA_TYPE_FLOAT32, sfa, sfa_rows, sfa_cols, sfa_rows * 4,
+                                       C::kBlockM, 1, CU_TENSOR_MAP_SWIZZLE_NONE));
         put(p.tensor_map_d, make_map(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, d, n, m, n * 2, Kernel::kStoreBoxN,
                                      Kernel::kStoreBoxM, swizzle_of(Kernel::kSwizzleDBytes)));
         p.sfb = sfb;
-        p.m = m, p.n = n, p.k = k;
+        p.m = masked_m > 0 ? m / groups : m, p.n = n, p.k = k;
         p.d = d;
         p.ld_d = n;
         p.num_groups = groups;

@@ -29,17 +29,18 @@
 #include <vector>
 
 namespace tile_gap {
-enum Field { kTileStart, kLoopEnter, kLoopDone, kStored, kEpiEntered, kEpiWritten, kCta, kNumFields };
-constexpr int kNBlockStride = 512;  // tiles indexed m_block * stride + n_block (N / BN < 512 for every plan here)
-constexpr int kMaxMBlocks = 256;
-__device__ long long marks[kMaxMBlocks * kNBlockStride][kNumFields];
+enum Field { kTileStart, kLoopEnter, kLoopDone, kStored, kEpiEntered, kEpiWritten, kCta, kValidRows, kNumFields };
+constexpr int kNBlockStride = 512;  // tiles indexed (D row / 64) * stride + n_block (N / BN < 512 for every plan)
+constexpr int kMaxRowBlocks = 2048;  // D rows / 64 (masked: every group's M_max rows)
+__device__ long long marks[kMaxRowBlocks * kNBlockStride][kNumFields];
 }  // namespace tile_gap
 
 #define TESSERA_TILE_MARK(event, tile, cond)                                                                         \
     if (cond) {                                                                                                       \
-        long long* row = tile_gap::marks[(tile).coord.m_block * tile_gap::kNBlockStride + (tile).coord.n_block];      \
+        long long* row = tile_gap::marks[(tile).d_row / 64 * tile_gap::kNBlockStride + (tile).coord.n_block];        \
         row[tile_gap::event] = clock64();                                                                             \
         if (tile_gap::event == tile_gap::kTileStart) row[tile_gap::kCta] = blockIdx.x;                               \
+        if (tile_gap::event == tile_gap::kTileStart) row[tile_gap::kValidRows] = (tile).valid_rows;                   \
     }
 
 #include <tessera/sm90/fp8_gemm.cuh>
@@ -63,17 +64,17 @@ double median(std::vector<double> v) {
 }
 
 template <class C>
-void run_plan(const char* name, uint32_t m, void* flush, uint32_t groups = 1) {
+void run_plan(const char* name, uint32_t m, void* flush, uint32_t groups = 1, uint32_t masked_m = 0) {
     using Kernel = tessera::sm90::Fp8GemmKernel<C>;
     constexpr int kFields = tile_gap::kNumFields;
-    const int m_blocks = static_cast<int>((m + C::kBlockM - 1) / C::kBlockM);
+    const int row_blocks = static_cast<int>((m + 63) / 64);
     constexpr int n_blocks = (C::kShapeN + C::kBlockN - 1) / C::kBlockN;
     static_assert(n_blocks <= tile_gap::kNBlockStride, "raise kNBlockStride");
-    if (m_blocks > tile_gap::kMaxMBlocks) {
-        std::printf("== %s: more m-blocks than the probe records\n", name);
+    if (row_blocks > tile_gap::kMaxRowBlocks) {
+        std::printf("== %s: more rows than the probe records\n", name);
         return;
     }
-    DenseOperands<Kernel, C> ops(m, groups);
+    DenseOperands<Kernel, C> ops(m, groups, masked_m);
     check(cudaFuncSetAttribute(probe_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, Kernel::kSmemBytes),
           "cudaFuncSetAttribute");
     cudaEvent_t start, stop;
@@ -81,8 +82,9 @@ void run_plan(const char* name, uint32_t m, void* flush, uint32_t groups = 1) {
     check(cudaEventCreate(&stop), "cudaEventCreate");
     void* marks = nullptr;  // a __device__ array is no host-side pointer: cudaMemset needs its device address
     check(cudaGetSymbolAddress(&marks, tile_gap::marks), "cudaGetSymbolAddress");
-    std::vector<long long> host(static_cast<size_t>(tile_gap::kMaxMBlocks) * tile_gap::kNBlockStride * kFields);
+    std::vector<long long> host(static_cast<size_t>(row_blocks) * tile_gap::kNBlockStride * kFields);
     std::vector<double> prologue, mainloop, epilogue, to_next, kernel_us, epi_enter, epi_write, epi_issue;
+    std::vector<double> part_epilogue, part_to_next;  // tiles whose rows stop early (masked)
     constexpr int kReps = 10;
     for (int rep = 0; rep < kReps + 2; ++rep) {
         check(cudaMemset(marks, 0, sizeof(tile_gap::marks)), "cudaMemset");
@@ -93,7 +95,7 @@ void run_plan(const char* name, uint32_t m, void* flush, uint32_t groups = 1) {
               "cudaMemcpyFromSymbol");
         // Each CTA's tiles in the order it ran them.
         std::vector<std::vector<const long long*>> by_cta(C::kNumSMs);
-        for (int mb = 0; mb < m_blocks; ++mb)
+        for (int mb = 0; mb < row_blocks; ++mb)
             for (int nb = 0; nb < n_blocks; ++nb) {
                 const long long* row = &host[(static_cast<size_t>(mb) * tile_gap::kNBlockStride + nb) * kFields];
                 if (row[tile_gap::kStored] != 0) by_cta[row[tile_gap::kCta]].push_back(row);
@@ -114,6 +116,12 @@ void run_plan(const char* name, uint32_t m, void* flush, uint32_t groups = 1) {
                 }
                 if (i + 1 < tiles.size())
                     to_next.push_back(static_cast<double>(tiles[i + 1][tile_gap::kTileStart] - t[tile_gap::kStored]));
+                if (t[tile_gap::kValidRows] < C::kBlockM) {
+                    part_epilogue.push_back(static_cast<double>(t[tile_gap::kStored] - t[tile_gap::kLoopDone]));
+                    if (i + 1 < tiles.size())
+                        part_to_next.push_back(
+                            static_cast<double>(tiles[i + 1][tile_gap::kTileStart] - t[tile_gap::kStored]));
+                }
             }
         }
     }
@@ -127,6 +135,9 @@ void run_plan(const char* name, uint32_t m, void* flush, uint32_t groups = 1) {
                 median(prologue), loop, kb, loop / kb, median(epilogue), median(to_next));
     std::printf("   epilogue: to entered %.0f | to written %.0f | to stored %.0f\n", median(epi_enter), median(epi_write),
                 median(epi_issue));
+    if (!part_epilogue.empty())
+        std::printf("   tiles whose rows stop early (%zu of %zu): epilogue %.0f | to next %.0f\n", part_epilogue.size(),
+                    epilogue.size(), median(part_epilogue), median(part_to_next));
     std::printf("   fixed per tile (prologue + epilogue + to next) = %.1f k-blocks' worth\n",
                 (median(prologue) + median(epilogue) + median(to_next)) / (loop / kb));
     cudaEventDestroy(start), cudaEventDestroy(stop);
@@ -149,5 +160,9 @@ int main() {
     run_plan<Plan<128, 192, 4, 4096, 2048, 16, 0, 1>>("g4 32768x4096x2048 contiguous", 32768, flush, 4);
     run_plan<Plan<128, 192, 4, 4096, 7168, 16>>("32768x4096x7168 dense", 32768, flush);
     run_plan<Plan<128, 192, 4, 4096, 7168, 16, 0, 1>>("g4 32768x4096x7168 contiguous", 32768, flush, 4);
+    // Masked, the suite's g32 e192 N = 4096, K = 2048 row with 192 rows in every group (its 128x192 pick): a group
+    // walk in next() for about every tile (a group has 2 x 22 tiles, a CTA's stride is 132).
+    run_plan<Plan<128, 192, 4, 4096, 2048, 8, 0, 3>>("g32 masked 192 of 4096 rows, 4096x2048", 32 * 4096, flush, 32,
+                                                     192);
     return 0;
 }

@@ -28,6 +28,11 @@ TESSERA_DEVICE void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_
                  : "memory");
 }
 
+// wraps ld.shared.v4.b32
+TESSERA_DEVICE void ld_shared_v4(uint32_t addr, uint32_t& x, uint32_t& y, uint32_t& z, uint32_t& w) {
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "r"(addr) : "memory");
+}
+
 // wraps st.shared.v2.f32
 TESSERA_DEVICE void st_shared_v2(uint32_t addr, float x, float y) {
     asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
@@ -84,6 +89,11 @@ TESSERA_DEVICE void red_global_add(float* ptr, float x) {
 TESSERA_DEVICE void st_global_b32_if(bool pred, void* ptr, uint32_t x) {
     asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n @p st.global.b32 [%0], %1;\n}" ::"l"(ptr), "r"(x),
                  "r"(static_cast<uint32_t>(pred))
+                 : "memory");
+}
+TESSERA_DEVICE void st_global_v4_if(bool pred, void* ptr, uint32_t x, uint32_t y, uint32_t z, uint32_t w) {
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n @p st.global.v4.b32 [%0], {%1, %2, %3, %4};\n}" ::"l"(ptr),
+                 "r"(x), "r"(y), "r"(z), "r"(w), "r"(static_cast<uint32_t>(pred))
                  : "memory");
 }
 TESSERA_DEVICE void red_global_add_v2_if(bool pred, float* ptr, float x, float y) {

@@ -1072,7 +1072,7 @@ struct Fp8GemmKernel {
             if constexpr (kSplit) {
                 Epilogue::reduce_split_k(p, smem, acc, tile, wg, ewarp, lane);
                 break;  // one tile per cluster (the host launches tiles * kSplitK CTAs)
-            } else if (tile.valid_rows == kBlockM) {
+            } else if (tile.valid_rows == kBlockM || Epilogue::kStagedRows) {
                 Epilogue::store_tile(p, smem, acc, tile, wg, ewarp, lane);
             } else {
                 Epilogue::store_rows_direct(p, acc, tile, wg, ewarp, lane);  // (an idle half's rows: none stored)

@@ -83,6 +83,35 @@ struct Fp8GemmEpilogue {
             }
     }
 
+    // Masked BF16 128-row tiles whose rows stop early go through store_tile too: staged in shared memory as a whole
+    // tile is, then each thread of the warpgroup copies 16-byte pieces of the valid rows to global memory, kBlockN / 16
+    // stores per thread in whole 128-byte lines. store_rows_direct issues kBlockN / 2 four-byte stores per thread from
+    // registers, and in the probe (dev/fp8_gemm/tile_gap_probe.cu, masked e192) such a tile's epilogue took 2835
+    // cycles against 2312 staged, and the next tile started 1013 cycles later against 851 (docs/perf/fp8_grouped.md
+    // v21). The 64-row decode tiles (e20) ran 0.2-0.5 % slower staged and keep the direct stores; psum kernels spilled
+    // with both paths.
+    static constexpr bool kStagedRows =
+        !kIs1D1D && !K::kDInRing && K::kKind == prims::kMasked && K::kNumMathWarpgroups == 2;
+
+    TESSERA_DEVICE static void copy_valid_rows(const Params& p, uint32_t tile_addr, const prims::GemmTile& tile,
+                                               uint32_t wg, uint32_t warp, uint32_t lane) {
+        constexpr uint32_t kChunks = kBlockN / 8, kPieces = kNumWaves * 64 * kChunks;
+        const uint32_t n = shape_n(p), n0 = tile.coord.n_block * kBlockN;
+        uint16_t* d = static_cast<uint16_t*>(p.d) + static_cast<uint64_t>(tile.d_row) * p.ld_d + n0;
+#pragma unroll
+        for (uint32_t j = 0; j < (kPieces + 127) / 128; ++j) {
+            const uint32_t t = j * 128 + warp * 32 + lane;
+            const uint32_t i = min(t, kPieces - 1);  // a repeated last piece stores nothing
+            const uint32_t w = i / (64 * kChunks), r = i % (64 * kChunks) / kChunks, c = i % kChunks;
+            const uint32_t row = w * kWaveRows + wg * 64 + r;
+            uint32_t x, y, z, v;
+            ptx::ld_shared_v4(tile_addr + OutTile::offset(row, c * 8), x, y, z, v);
+            // N is a multiple of 8 (the D map's 16-byte row stride), so a piece lies wholly inside N or past it.
+            const bool ok = t < kPieces && row < tile.valid_rows && n0 + c * 8 < n;
+            ptx::st_global_v4_if(ok, d + static_cast<uint64_t>(row) * p.ld_d + c * 8, x, y, z, v);
+        }
+    }
+
     TESSERA_DEVICE static void store_tile(const Params& p, SharedStorage& smem, const float (&acc)[kNumWaves][kFinalRegs],
                                           const prims::GemmTile& tile, uint32_t wg, uint32_t warp, uint32_t lane) {
         const uint32_t barrier = kEpilogueBarrierBase + wg;
@@ -96,6 +125,7 @@ struct Fp8GemmEpilogue {
             if (warp == 0) ptx::bulk_wait_group_read<0>();
             ptx::named_barrier_sync(barrier, 128);
         }
+        TESSERA_TILE_MARK(kEpiEntered, tile, wg == 0 && warp == 0 && lane == 0);
 #pragma unroll
         for (int w = 0; w < kNumWaves; ++w) {
             const uint32_t row_base = w * kWaveRows + wg * 64;
@@ -103,8 +133,11 @@ struct Fp8GemmEpilogue {
             else OutTile::template write_bf16<kBlockN / 8>(tile_addr, acc[w], row_base, warp, lane);
         }
         ptx::fence_proxy_async();  // generic smem writes -> visible to the TMA (async proxy) reads
+        TESSERA_TILE_MARK(kEpiWritten, tile, wg == 0 && warp == 0 && lane == 0);
         ptx::named_barrier_sync(barrier, 128);
-        if (warp == 0) {
+        if (kStagedRows && tile.valid_rows < kBlockM) {
+            copy_valid_rows(p, tile_addr, tile, wg, warp, lane);
+        } else if (warp == 0) {
             for (uint32_t t = lane; t < kNumWaves * OutTile::kNumAtoms; t += 32) {
                 const uint32_t w = t / OutTile::kNumAtoms, atom = t % OutTile::kNumAtoms;
                 const uint32_t row_base = w * kWaveRows + wg * 64;
