@@ -10,11 +10,12 @@
 //   stored       the epilogue issued its TMA stores;
 // and, inside a whole tile's store (fp8_gemm_epilogue.cuh, warp 0 of warpgroup 0):
 //   entered      past the wait for the previous stores and the warpgroup barrier;
-//   written      D converted and written to shared memory (stmatrix), the proxy fence done.
+//   written      D converted and written to shared memory (stmatrix), the proxy fence done;
+//   barrier      past the warpgroup barrier after the writes (the other warps' writes done), before the TMA issue.
 // It prints, per plan, the medians over tiles of:
 //   prologue     loop enter - tile start;
 //   mainloop     loop done - loop enter, and the same per k-block;
-//   epilogue     stored - loop done, split into: to entered | to written | to stored;
+//   epilogue     stored - loop done, split into: to entered | to written | to barrier | to stored;
 //   to next      the next tile's start - stored (the scheduler's next()).
 // Each step is read from the CTA's own SM clock (cycles). Runs after a 2 GB memset flush, as the benchmark does.
 // The last four plans put one 128x192 plan on the same work as dense and as m-grouped contiguous.
@@ -29,7 +30,9 @@
 #include <vector>
 
 namespace tile_gap {
-enum Field { kTileStart, kLoopEnter, kLoopDone, kStored, kEpiEntered, kEpiWritten, kCta, kValidRows, kNumFields };
+enum Field {
+    kTileStart, kLoopEnter, kLoopDone, kStored, kEpiEntered, kEpiWritten, kEpiBarrier, kCta, kValidRows, kNumFields
+};
 constexpr int kNBlockStride = 512;  // tiles indexed (D row / 64) * stride + n_block (N / BN < 512 for every plan)
 constexpr int kMaxRowBlocks = 2048;  // D rows / 64 (masked: every group's M_max rows)
 __device__ long long marks[kMaxRowBlocks * kNBlockStride][kNumFields];
@@ -83,7 +86,7 @@ void run_plan(const char* name, uint32_t m, void* flush, uint32_t groups = 1, ui
     void* marks = nullptr;  // a __device__ array is no host-side pointer: cudaMemset needs its device address
     check(cudaGetSymbolAddress(&marks, tile_gap::marks), "cudaGetSymbolAddress");
     std::vector<long long> host(static_cast<size_t>(row_blocks) * tile_gap::kNBlockStride * kFields);
-    std::vector<double> prologue, mainloop, epilogue, to_next, kernel_us, epi_enter, epi_write, epi_issue;
+    std::vector<double> prologue, mainloop, epilogue, to_next, kernel_us, epi_enter, epi_write, epi_barrier, epi_issue;
     std::vector<double> part_epilogue, part_to_next;  // tiles whose rows stop early (masked)
     constexpr int kReps = 10;
     for (int rep = 0; rep < kReps + 2; ++rep) {
@@ -112,7 +115,8 @@ void run_plan(const char* name, uint32_t m, void* flush, uint32_t groups = 1, ui
                 if (t[tile_gap::kEpiWritten] != 0) {
                     epi_enter.push_back(static_cast<double>(t[tile_gap::kEpiEntered] - t[tile_gap::kLoopDone]));
                     epi_write.push_back(static_cast<double>(t[tile_gap::kEpiWritten] - t[tile_gap::kEpiEntered]));
-                    epi_issue.push_back(static_cast<double>(t[tile_gap::kStored] - t[tile_gap::kEpiWritten]));
+                    epi_barrier.push_back(static_cast<double>(t[tile_gap::kEpiBarrier] - t[tile_gap::kEpiWritten]));
+                    epi_issue.push_back(static_cast<double>(t[tile_gap::kStored] - t[tile_gap::kEpiBarrier]));
                 }
                 if (i + 1 < tiles.size())
                     to_next.push_back(static_cast<double>(tiles[i + 1][tile_gap::kTileStart] - t[tile_gap::kStored]));
@@ -133,8 +137,8 @@ void run_plan(const char* name, uint32_t m, void* flush, uint32_t groups = 1, ui
     std::printf("   cycles per tile (medians): prologue %.0f | mainloop %.0f (%d k-blocks, %.0f each) | epilogue %.0f | "
                 "to next %.0f\n",
                 median(prologue), loop, kb, loop / kb, median(epilogue), median(to_next));
-    std::printf("   epilogue: to entered %.0f | to written %.0f | to stored %.0f\n", median(epi_enter), median(epi_write),
-                median(epi_issue));
+    std::printf("   epilogue: to entered %.0f | to written %.0f | to barrier %.0f | to stored %.0f\n", median(epi_enter),
+                median(epi_write), median(epi_barrier), median(epi_issue));
     if (!part_epilogue.empty())
         std::printf("   tiles whose rows stop early (%zu of %zu): epilogue %.0f | to next %.0f\n", part_epilogue.size(),
                     epilogue.size(), median(part_epilogue), median(part_to_next));

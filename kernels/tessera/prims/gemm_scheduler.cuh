@@ -79,10 +79,13 @@ struct GemmSchedulerArgs {
 template <GemmKind kKind, int kBlockM, int kBlockN, int kGroupSize, int kClusterSize, bool kRasterAlongM,
           int kSplitK = 1, bool kStreamK = false, bool kWarpAhead = false>
 struct GemmScheduler {
-    // Full raster groups divide by the compile-time group size in dense kernels only: the contiguous kernels took it
-    // 1.5-2 % slower at K = 3072-4096 (docs/perf/fp8_gemm.md v19), and a group kind's raster covers one MoE group.
+    // Full raster groups divide by the compile-time group size in dense and contiguous kernels (a group walk's raster
+    // covers one MoE group). Contiguous first measured 1.5-2 % slower with it (docs/perf/fp8_gemm.md v19); since its
+    // lookahead ids moved to lanes, the runtime division was ~165 of the ~370 cycles per tile that its next() took
+    // over dense's (tile_gap_probe, docs/perf/fp8_grouped.md v22).
     using Raster =
-        PersistentTileScheduler<kBlockM, kBlockN, kGroupSize, kClusterSize, kRasterAlongM, kKind == kDense>;
+        PersistentTileScheduler<kBlockM, kBlockN, kGroupSize, kClusterSize, kRasterAlongM,
+                                kKind == kDense || kKind == kContiguous>;
     // k-grouped pairs stay in one group (so walk equal k-block counts) when every group's tile count is even: the
     // host plans a cluster only then, and load_group traps otherwise rather than let the pair's rings diverge.
     static_assert(kClusterSize == 1 || kKind == kDense || kKind == kContiguous || kKind == kKGrouped,

@@ -112,6 +112,14 @@ struct Fp8GemmEpilogue {
         }
     }
 
+    // The TMA boxes of a BF16 tile are issued by one lane of warp 0 (kOneLaneIssue) rather than by a loop over lanes:
+    // in the probe a dense 128x192 tile's barrier-to-issued step fell from ~400 to ~150 cycles (32768x4096x2048
+    // 378 -> 364 us; docs/perf/fp8_gemm.md v24). Not for 1D1D, whose k-grouped scheduler lost its uniform registers
+    // to the shuffles (5-12 % slower), nor masked (the K = 2048 kernel spilled), nor psum (its K = 4096 k-block loop
+    // moved the wgmma descriptors through vector registers).
+    static constexpr bool kOneLaneIssue =
+        !kIs1D1D && (K::kKind == prims::kDense || K::kKind == prims::kContiguous);
+
     TESSERA_DEVICE static void store_tile(const Params& p, SharedStorage& smem, const float (&acc)[kNumWaves][kFinalRegs],
                                           const prims::GemmTile& tile, uint32_t wg, uint32_t warp, uint32_t lane) {
         const uint32_t barrier = kEpilogueBarrierBase + wg;
@@ -135,8 +143,26 @@ struct Fp8GemmEpilogue {
         ptx::fence_proxy_async();  // generic smem writes -> visible to the TMA (async proxy) reads
         TESSERA_TILE_MARK(kEpiWritten, tile, wg == 0 && warp == 0 && lane == 0);
         ptx::named_barrier_sync(barrier, 128);
+        TESSERA_TILE_MARK(kEpiBarrier, tile, wg == 0 && warp == 0 && lane == 0);
         if (kStagedRows && tile.valid_rows < kBlockM) {
             copy_valid_rows(p, tile_addr, tile, wg, warp, lane);
+        } else if (warp == 0 && kOneLaneIssue) {
+            // Coordinates taken through shuffles are warp-uniform to ptxas, so they stay in uniform registers and the
+            // boxes go out back to back; the loop over lanes below made each box a waterfall loop of R2UR.
+            const uint32_t col = __shfl_sync(0xffffffffu, tile.coord.n_block * kBlockN, 0);
+            const uint32_t row = __shfl_sync(0xffffffffu, tile.d_row + wg * 64, 0);
+            const uint32_t src0 = tile_addr + wg * 64 * OutTile::kAtomBytes;
+            if (lane == 0) {
+#pragma unroll
+                for (int w = 0; w < kNumWaves; ++w)
+#pragma unroll
+                    for (int atom = 0; atom < OutTile::kNumAtoms; ++atom)
+                        ptx::tma_store_2d(p.tensor_map_d,
+                                          src0 + atom * OutTile::kAtomStride + w * kWaveRows * OutTile::kAtomBytes,
+                                          static_cast<int32_t>(col + atom * OutTile::kAtomCols),
+                                          static_cast<int32_t>(row + w * kWaveRows));
+                ptx::bulk_commit_group();
+            }
         } else if (warp == 0) {
             for (uint32_t t = lane; t < kNumWaves * OutTile::kNumAtoms; t += 32) {
                 const uint32_t w = t / OutTile::kNumAtoms, atom = t % OutTile::kNumAtoms;
