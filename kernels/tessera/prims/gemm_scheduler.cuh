@@ -254,6 +254,18 @@ struct GemmScheduler {
     int32_t ahead_first = kNotRead, ahead_last = kNotRead;  // kWarpAhead: ahead_first is this lane's id, or kNotRead
     bool have_ahead = false;                                // kWarpAhead: ahead_first holds the next tile's ids
 
+    // kWarpAhead contiguous: the n-block and expert of the tile the next next() returns, from the lookahead ids,
+    // without taking it (the consumers load its B scales before the epilogue of the tile at hand). False when there
+    // is no next tile or it is a zero tile.
+    __device__ bool peek_next(uint32_t& n_block, uint32_t& expert) const {
+        static_assert(kKind == kContiguous && kWarpAhead && kClusterSize == 1, "peek_next: contiguous consumers");
+        if (!have_ahead) return false;
+        const int32_t e = __shfl_sync(0xffffffffu, ahead_first, 0);
+        n_block = Raster(args.m, args.n, 0, stride).tile_at(next_id).n_block;
+        expert = static_cast<uint32_t>(e);
+        return e >= 0;
+    }
+
     __device__ void contiguous_tile(GemmTile& t, const Raster& raster, uint32_t id) {
         const uint32_t m0 = t.a_row;
         const uint32_t last = min(m0 + static_cast<uint32_t>(kBlockM), args.m) - 1;

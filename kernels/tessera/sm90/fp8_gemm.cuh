@@ -269,6 +269,16 @@ struct Fp8GemmKernel {
     // The lanes hold zeros past the tile's k-blocks: when they hold two more than the longest tile, the serial loop
     // reads k-block kb + 2 without testing it against the tile's count (a compare and a branch per k-block).
     static constexpr bool kSbPadded = kSbRegs > 0 && kSbRegs * 32 >= kTileKb + 2;
+    // Contiguous consumers load the next tile's B scales into the lanes before this tile's epilogue (the scheduler's
+    // lookahead ids name its expert), and take k-blocks 0 and 1 from the lanes too. ptxas keeps a contiguous tile's
+    // B scales in uniform registers and moved k-blocks 0 and 1's there right after their loads (R2UR), so the
+    // prologue waited out the loads' latency: ~380-440 cycles against dense's ~115 (tile_gap_probe,
+    // docs/perf/fp8_grouped.md v22). Only the lanes' registers cross the epilogue: with the whole next tile carried
+    // across it, ptxas ran out of uniform registers and moved the mainloop's wgmma descriptors to vector registers.
+    // Tiles of up to 16 k-blocks only: on the H200 the K = 2048 suite rows ran 0.6-1.8 % faster in two A/Bs
+    // (fp8_grouped.md v23), K = 3072 and 4096 level, K = 7168 1.0-1.3 % slower.
+    static constexpr bool kEarlyScales = kKind == prims::kContiguous && kClusterSize == 1 && kSbRegs > 0 &&
+                                         kTileKb <= 16;
 
     static constexpr int kOutBytes = kIs1D1D ? 4 : 2;
     using OutTile = prims::SwizzledOutputTile<kBlockN, kBlockM, kOutBytes>;
@@ -698,8 +708,21 @@ struct Fp8GemmKernel {
         float lo_regs[kSbRegs > 0 ? kSbRegs : 1];
         float hi_regs[kSbRegs > 0 && !kUniformSb ? kSbRegs : 1];
 
+        // The SFB rows of the tile at column n0 of `group`, from k-block k_begin.
+        TESSERA_DEVICE void set_rows(const float* sfb, uint32_t n, uint32_t sf_k, uint32_t group, uint32_t n0,
+                                     uint32_t k_begin) {
+            const uint32_t n_sf_blocks = ceil_div(n, 128u);
+            lo_row = sfb + (static_cast<uint64_t>(group) * n_sf_blocks + n0 / 128) * sf_k + k_begin;
+            const bool straddles = (n0 % 128) + kBlockN > 128 && (n0 / 128 + 1) * 128 < n;
+            hi_row = straddles ? lo_row + sf_k : lo_row;
+        }
         TESSERA_DEVICE void load_tile(uint32_t num_kb, uint32_t lane) {
-            if constexpr (kSbRegs > 0) {
+            if constexpr (kEarlyScales) {
+                // Volatile: issued where written, before the epilogue, not sunk to the values' first use.
+                static_assert(kSbRegs == 1);
+                lo_regs[0] = lane < num_kb ? ptx::ld_global_nc_volatile(lo_row + lane) : 0.f;
+                if constexpr (!kUniformSb) hi_regs[0] = lane < num_kb ? ptx::ld_global_nc_volatile(hi_row + lane) : 0.f;
+            } else if constexpr (kSbRegs > 0) {
 #pragma unroll
                 for (uint32_t i = 0; i < 2; ++i) {
                     first_lo[i] = i < num_kb ? __ldg(lo_row + i) : 0.f;
@@ -727,7 +750,7 @@ struct Fp8GemmKernel {
             if constexpr (kIs1D1D) {
                 return;
             } else if constexpr (kSbRegs > 0) {
-                if (!kLater && kb < 2) {
+                if (!kEarlyScales && !kLater && kb < 2) {
                     lo = kb == 0 ? first_lo[0] : first_lo[1];
                     hi = kb == 0 ? first_hi[0] : first_hi[1];
                 } else {
@@ -993,6 +1016,8 @@ struct Fp8GemmKernel {
         for (int i = 0; i < kWgmmaN / 2; ++i) tmp[i] = 0.f;
         // Turns start with warpgroup 0: warpgroup 1 grants it the first one.
         if (kOrderedMath && wg == 1) ptx::named_barrier_arrive(kTurnBarrierBase, 256);
+        BScales early_sb;          // kEarlyScales: the next tile's B scales, loaded before this tile's epilogue
+        bool early_ready = false;  // early_sb holds the tile that next() returns
         while (scheduler.next(tile)) {
             TESSERA_TILE_MARK(kTileStart, tile, row0 == 0 && lane == 0);
             float acc[kNumWaves][kFinalRegs];  // [wave][kBlockN/2] fp32 main accumulator, wgmma fragment layout
@@ -1007,11 +1032,12 @@ struct Fp8GemmKernel {
             BScales sb;
             sb.lo_row = sb.hi_row = nullptr;
             if constexpr (!kIs1D1D) {
-                const uint32_t n_sf_blocks = ceil_div(n, 128u);
-                sb.lo_row = p.sfb + (static_cast<uint64_t>(tile.group) * n_sf_blocks + n0 / 128) * sf_k + tile.k_begin;
-                const bool straddles = (n0 % 128) + kBlockN > 128 && (n0 / 128 + 1) * 128 < n;
-                sb.hi_row = straddles ? sb.lo_row + sf_k : sb.lo_row;
-                if (tile.loads) sb.load_tile(tile.num_k_blocks, lane);
+                if (kEarlyScales && early_ready) {
+                    sb = early_sb;
+                } else {
+                    sb.set_rows(p.sfb, n, sf_k, tile.group, n0, tile.k_begin);
+                    if (tile.loads) sb.load_tile(tile.num_k_blocks, lane);
+                }
             }
 
             if constexpr (kKind == prims::kContiguous) {
@@ -1060,6 +1086,14 @@ struct Fp8GemmKernel {
                 }
                 if (tag.role() == prims::StreamKTag::kOwner && tag.count() > 0)
                     Epilogue::stream_k_gather(p, acc, tag);
+            }
+            if constexpr (kEarlyScales) {
+                uint32_t next_n_block, next_expert;
+                early_ready = scheduler.peek_next(next_n_block, next_expert);
+                if (early_ready) {
+                    early_sb.set_rows(p.sfb, n, sf_k, next_expert, next_n_block * kBlockN, 0);
+                    early_sb.load_tile(kTileKb, lane);
+                }
             }
             // Stream-K and masked kernels take the warp index afresh here, so that it need not survive their mainloop
             // in a register (the stream-K 256x128 and masked 128x192 kernels spilled it). Through a shuffle: ptxas
