@@ -59,12 +59,23 @@ double fp32_epilogue_cost(const Fp8GemmProblem& p, int block_m, int block_n, std
 // of a dense 1D2D problem (M <= 64), where a wider tile split in two can cut the wave count or the CTAs of a split-K
 // plan. Measured on the H200 (docs/perf/fp8_gemm.md v8): 1x32768x512 64x256 in one wave 9.1-9.2 us against two waves
 // of 64x128 9.7; 1x7168x16384 64x256 split-K 4 40.1 us against 64x112 split-K 2 42.8. Grouped kernels keep whole
-// wgmmas: their larger register reserve makes split tiles spill at some shapes (masked 64x256 at N = 4096, K = 2048).
-bool n_split_allowed(const Fp8GemmProblem& p, int n_splits) {
-    const bool dense_1d2d = p.allow_split_k && p.mode == Fp8GemmMode::k1D2D && p.num_groups == 1;
-    return n_splits == 1 || (n_splits == 2 && dense_1d2d && p.m <= 64);
+// wgmmas (their larger register reserve made split 64-row tiles spill: masked 64x256 at N = 4096, K = 2048), except
+// the m-grouped 1D2D 128x256 tile in two N halves (3 stages), which on the H200 ran every contiguous suite row 2-6 %
+// faster than 128x192 whole (4 stages) and the masked e192 rows and e1024 4096x2048 2-6 % faster (e1024 6144x7168
+// 1 % slower; docs/perf/fp8_grouped.md v23): a quarter fewer tiles, so less fixed cost per tile, and fewer operand
+// bytes per output.
+bool grouped_wide_split(const Fp8GemmProblem& p, int block_m, int block_n, int n_splits) {
+    return n_splits == 2 && block_m == 128 && block_n == 256 && p.mode == Fp8GemmMode::k1D2D && p.allow_wide_split;
 }
-double n_split_factor(int n_splits) { return n_splits == 1 ? 1.0 : 1.1; }
+bool n_split_allowed(const Fp8GemmProblem& p, int block_m, int block_n, int n_splits) {
+    const bool dense_1d2d = p.allow_split_k && p.mode == Fp8GemmMode::k1D2D && p.num_groups == 1;
+    return n_splits == 1 || (n_splits == 2 && dense_1d2d && p.m <= 64) ||
+           grouped_wide_split(p, block_m, block_n, n_splits);
+}
+// The issue slots of a split tile, where they showed (the dense decode plans above); none for the grouped 128x256.
+double n_split_factor(const Fp8GemmProblem& p, int block_m, int block_n, int n_splits) {
+    return n_splits == 1 || grouped_wide_split(p, block_m, block_n, n_splits) ? 1.0 : 1.1;
+}
 
 // Split-K for problems whose tiles leave SMs idle (decode: M <= a few hundred rows). Whole-problem time, in the same
 // units, of the plan `c` (split 1) against each (tile, S) whose S*tiles CTAs fit one wave of clusters:
@@ -88,7 +99,7 @@ void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
         const std::int64_t tiles = ceil_div(p.m, bm) * ceil_div(p.n, bn) * split;
         const int capacity = split == 1 ? p.num_sms : p.split_capacity(split);
         const double waves = static_cast<double>(ceil_div(tiles, capacity));
-        const double per_k_block = tile_cost_per_k_block(bm, bn, wgs) * n_split_factor(n_splits);
+        const double per_k_block = tile_cost_per_k_block(bm, bn, wgs) * n_split_factor(p, bm, bn, n_splits);
         const double t = waves * (std::ceil(kb / split) * per_k_block + (split > 1 ? reduce_cost(bm, bn, split) : 0.0));
         return std::max(t, hbm);
     };
@@ -135,7 +146,7 @@ void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
                 if (!fp8_gemm_block_n_legal(p.mode, block_n) || p.excluded(block_m, block_n)) continue;
                 int n_splits = 0;
                 if (!fp8_gemm_fits_registers(p.mode, block_m, block_n, wgs, &n_splits, p.consumer_reserved_regs(wgs)) ||
-                    !n_split_allowed(p, n_splits))
+                    !n_split_allowed(p, block_m, block_n, n_splits))
                     continue;
                 if (fp8_gemm_smem_bytes(p.mode, block_m, block_n, 4, split) > p.max_smem_bytes) continue;
                 const std::int64_t ctas = ceil_div(p.m, block_m) * ceil_div(p.n, block_n) * split;
@@ -262,7 +273,7 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
             if (block_m == 256 && block_n < 128) continue;
             int splits = 0;
             if (!fp8_gemm_fits_registers(p.mode, block_m, block_n, wgs, &splits, p.consumer_reserved_regs(wgs)) ||
-                !n_split_allowed(p, splits))
+                !n_split_allowed(p, block_m, block_n, splits))
                 continue;
             if (fp8_gemm_smem_bytes(p.mode, block_m, block_n, 3) > p.max_smem_bytes) continue;  // >= 3 stages
             const std::int64_t waves = plan_waves(p, block_m, block_n);
@@ -271,7 +282,7 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
             // also pays a drain (wait_group, then the FP32 promotion) worth about 75 columns of work: measured on
             // the H200, 4096x2112x7168 ran 135 us with 256x88 tiles and 97 us with 128x192 (docs/perf/fp8_gemm.md).
             // With one consumer warpgroup no second one issues wgmma during the drain: twice the exposed cost.
-            double per_k_block = tile_cost_per_k_block(block_m, block_n, wgs) * n_split_factor(splits);
+            double per_k_block = tile_cost_per_k_block(block_m, block_n, wgs) * n_split_factor(p, block_m, block_n, splits);
             // 1D2D tiles narrower than 128 whose columns can straddle two 128-column B-scale blocks read and select
             // two scales per k-block. Measured where it shows, on a lone row block's latency-bound k-blocks:
             // 1x7168x2048 ran 64x64 in 8.2-8.3 us and 64x56 in 8.5-8.6 (three H200 runs), ~20 ns per k-block (~850

@@ -194,6 +194,7 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
     problem.reserved_regs_two_wg = 32;
     problem.allow_split_k = key.kind == GemmKind::kDense && key.mode == heuristics::Fp8GemmMode::k1D2D;
     problem.allow_a_multicast = key.kind == GemmKind::kDense;
+    problem.allow_wide_split = key.kind == GemmKind::kContiguous || key.kind == GemmKind::kMasked;
     problem.small_m_box_rows = key.kind == GemmKind::kDense ? options().fp8_small_m_box : 0;
     problem.allow_stream_k = key.kind == GemmKind::kDense && key.stream_k;
     problem.allow_d_in_ring =

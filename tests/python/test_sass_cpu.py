@@ -90,14 +90,16 @@ def test_kb_loop_parser_on_a_synthetic_listing():
     assert kb_loops(nested) == [(1, 0)]  # only the inner loop counts
 
 
-def compiled_sass(tmp_path, suite):
-    """{spec: SASS text} of every FP8 GEMM kernel of a catalog suite, compiled with NVRTC into a fresh cache."""
+def compiled_sass(tmp_path, suite, fp8=None, **env_vars):
+    """{spec: SASS text} of every FP8 GEMM kernel of a catalog suite (or of one FP8 problem, `fp8` as the CLI's
+    --fp8 takes it), compiled with NVRTC into a fresh cache, with env_vars set."""
     nvdisasm, cli = find_nvdisasm(), find_tessera_cli()
     if nvdisasm is None or cli is None:
         pytest.skip(f"needs nvdisasm ({nvdisasm}) and the tessera command ({cli})")
-    cache = tmp_path / suite
-    env = dict(os.environ, TESSERA_CACHE_DIR=str(cache))
-    subprocess.run([cli, "compile", "--compiler", "nvrtc", "--suite", suite], env=env, check=True,
+    cache = tmp_path / (suite if fp8 is None else "one")
+    env = dict(os.environ, TESSERA_CACHE_DIR=str(cache), **env_vars)
+    what = ["--suite", suite] if fp8 is None else ["--fp8", fp8]
+    subprocess.run([cli, "compile", "--compiler", "nvrtc", *what], env=env, check=True,
                    capture_output=True, timeout=600)
     out = {}
     for cu in glob.glob(str(cache / "sm_90a" / "fp8_gemm" / "*" / "kernel.cu")):
@@ -128,13 +130,18 @@ def test_grouped_kernels_keep_wgmma_descriptors_uniform(tmp_path):
         assert_uniform_descriptors(spec, kb_loops(text))
     assert len(sass) >= 10, f"only {len(sass)} grouped fp8_gemm kernels were built"
     # The tail-N loop (fp8_gemm.md v18): contiguous N = 4096 at 128x192 runs its last n-block (64 of 192 columns) with
-    # a 64-wide wgmma; psum keeps the full width (a second loop cost it its uniform descriptors).
+    # a 64-wide wgmma; psum keeps the full width (a second loop cost it its uniform descriptors). The suite's
+    # contiguous plans are 128x256 now (fp8_grouped.md v23), so that tile is forced for the contiguous check.
     tails = {spec: wgmma_widths(text) for spec, text in sass.items()
              if "kBlockN=192," in spec and "kShapeN=4096," in spec and "kNumMathWarpgroups=2," in spec}
-    contiguous = [w for spec, w in tails.items() if spec.endswith("kGemmKind=1}")]
     psum = [w for spec, w in tails.items() if spec.endswith("kGemmKind=2}")]
-    assert contiguous and all(w == [64, 192] for w in contiguous), tails
     assert psum and all(w == [192] for w in psum), tails
+    forced = compiled_sass(tmp_path, "fp8_grouped", fp8="contiguous:8192x4096x2048:4", TESSERA_FP8_CONFIG="128x192")
+    assert len(forced) == 1, list(forced)
+    for spec, text in forced.items():
+        assert "kBlockN=192," in spec and spec.endswith("kGemmKind=1}"), spec
+        assert_uniform_descriptors(spec, kb_loops(text))
+        assert wgmma_widths(text) == [64, 192], spec
 
 
 def test_dense_serial_kernels_keep_wgmma_descriptors_uniform(tmp_path):
