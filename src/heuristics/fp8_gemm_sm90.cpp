@@ -64,17 +64,23 @@ double fp32_epilogue_cost(const Fp8GemmProblem& p, int block_m, int block_n, std
 // faster than 128x192 whole (4 stages) and the masked e192 rows and e1024 4096x2048 2-6 % faster (e1024 6144x7168
 // 1 % slower; docs/perf/fp8_grouped.md v23): a quarter fewer tiles, so less fixed cost per tile, and fewer operand
 // bytes per output.
-bool grouped_wide_split(const Fp8GemmProblem& p, int block_m, int block_n, int n_splits) {
-    return n_splits == 2 && block_m == 128 && block_n == 256 && p.mode == Fp8GemmMode::k1D2D && p.allow_wide_split;
+// Dense 1D2D problems take it where K >= 2048 and the 128x256 tiles fill a wave: at M = 4096 it ran 7168x16384
+// 4.2 %, 4096x7168 3.8 % and 7168x2048 2.5 % faster than 256x128 with A pairs, but 24576x1536 and 32768x512 1.3 and
+// 1.6 % slower than 128x192 (short K: one tile's fixed cost weighs more, and the ring has 3 stages, not 4).
+bool wide_split(const Fp8GemmProblem& p, int block_m, int block_n, int n_splits) {
+    if (n_splits != 2 || block_m != 128 || block_n != 256 || p.mode != Fp8GemmMode::k1D2D) return false;
+    const bool dense_ok = p.allow_split_k && p.num_groups == 1 && p.k >= 2048 &&
+                          ceil_div(p.m, 128) * ceil_div(p.n, 256) >= p.num_sms;
+    return p.allow_wide_split || dense_ok;
 }
 bool n_split_allowed(const Fp8GemmProblem& p, int block_m, int block_n, int n_splits) {
     const bool dense_1d2d = p.allow_split_k && p.mode == Fp8GemmMode::k1D2D && p.num_groups == 1;
     return n_splits == 1 || (n_splits == 2 && dense_1d2d && p.m <= 64) ||
-           grouped_wide_split(p, block_m, block_n, n_splits);
+           wide_split(p, block_m, block_n, n_splits);
 }
 // The issue slots of a split tile, where they showed (the dense decode plans above); none for the grouped 128x256.
 double n_split_factor(const Fp8GemmProblem& p, int block_m, int block_n, int n_splits) {
-    return n_splits == 1 || grouped_wide_split(p, block_m, block_n, n_splits) ? 1.0 : 1.1;
+    return n_splits == 1 || wide_split(p, block_m, block_n, n_splits) ? 1.0 : 1.1;
 }
 
 // Split-K for problems whose tiles leave SMs idle (decode: M <= a few hundred rows). Whole-problem time, in the same

@@ -267,6 +267,7 @@ assert not torch.isnan(d).any() and rel < 8e-3, rel
 # one pass (K = 512 at 4 stages: no loop, the ring back at stage 0 after each), with second tiles and a tail-N block.
 # D staged over the A ring (":d") where CTAs have several tiles, so each next tile's loads wait for the last one's
 # stores (the d_free barrier): 224 and 517 tiles on 132 CTAs, and a one-warpgroup tile of a single k-block.
+# 128x256 runs in two N halves (3 stages), with a narrower last n-block (N = 4000, 1288) and several tiles per CTA.
 @pytest.mark.parametrize("forced,m,n,k", [("256x128:1x2", 1000, 4224, 2048), ("256x128:2x1", 777, 1024, 1536),
                                           ("128x144:d", 1000, 4000, 1152), ("128x192:p5:d", 6000, 2104, 1152),
                                           ("64x128:d", 4000, 384, 128),
@@ -275,7 +276,8 @@ assert not torch.isnan(d).any() and rel < 8e-3, rel
                                           ("128x96:s4", 200, 1000 // 8 * 8, 1664), ("64x64:1x2", 300, 576, 512),
                                           ("128x128:2x1", 257, 512, 1664), ("128x128", 129, 256, 1536),
                                           ("64x128", 65, 384, 128), ("128x112:1x2", 300, 448, 2944),
-                                          ("64x128:o2", 1000, 2112, 1536), ("64x192:o2", 300, 1000 // 8 * 8, 2944)])
+                                          ("64x128:o2", 1000, 2112, 1536), ("64x192:o2", 300, 1000 // 8 * 8, 2944),
+                                          ("128x256", 1000, 4000, 2048), ("128x256", 4100, 1288, 640)])
 def test_forced_configs(forced, m, n, k):
     import os
     import subprocess
