@@ -4,6 +4,7 @@
 #
 #   dev/experiments/make_variants.sh            (then a device script of the session runs them, with the directories in carry)
 set -euo pipefail
+shopt -s nullglob  # no patch waiting: nothing to do
 cd "$(dirname "$0")/../.."
 for patch in dev/experiments/*.patch; do
     name=$(basename "$patch" .patch)
