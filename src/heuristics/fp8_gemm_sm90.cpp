@@ -78,7 +78,7 @@ bool n_split_allowed(const Fp8GemmProblem& p, int block_m, int block_n, int n_sp
     return n_splits == 1 || (n_splits == 2 && dense_1d2d && p.m <= 64) ||
            wide_split(p, block_m, block_n, n_splits);
 }
-// The issue slots of a split tile, where they showed (the dense decode plans above); none for the grouped 128x256.
+// The issue slots of a split tile, where they showed (the dense decode plans above); none for wide_split's 128x256.
 double n_split_factor(const Fp8GemmProblem& p, int block_m, int block_n, int n_splits) {
     return n_splits == 1 || wide_split(p, block_m, block_n, n_splits) ? 1.0 : 1.1;
 }

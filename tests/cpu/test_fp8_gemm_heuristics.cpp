@@ -441,3 +441,48 @@ TEST(Fp8GemmHeuristics, MaskedRowsAreAHintAndItsTwoWarpgroupTilesRunWhole) {
     q.reserved_regs = 48;
     EXPECT_EQ(q.consumer_reserved_regs(2), 48);
 }
+
+// 128x256 in two N halves (docs/perf/fp8_gemm.md v25, fp8_grouped.md v23): dense plans as the host makes them take it
+// at M = 4096 where K >= 2048 and N fills 256-wide tiles (7168x16384, 4096x7168, 7168x2048 ran 2.5-4.2 % faster than
+// 256x128 pairs), not at short K or narrow N, and never for decode; contiguous and masked plans take it when allowed.
+TEST(Fp8GemmHeuristics, WideSplitTilesFollowTheH200Sweeps) {
+    const auto dense = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+        Fp8GemmProblem p{m, n, k, Fp8GemmMode::k1D2D, 132, 232448};
+        p.allow_split_k = true;
+        p.allow_a_multicast = true;
+        return choose_fp8_gemm_config(p);
+    };
+    for (const auto [n, k] : {std::pair{7168, 16384}, {4096, 7168}, {7168, 2048}}) {
+        const Fp8GemmConfig c = dense(4096, n, k);
+        EXPECT_EQ(c.block_m, 128) << c.describe();
+        EXPECT_EQ(c.block_n, 256) << c.describe();
+        EXPECT_EQ(c.cluster_m * c.cluster_n, 1) << c.describe();
+        int splits = 0;
+        EXPECT_TRUE(fp8_gemm_fits_registers(Fp8GemmMode::k1D2D, 128, 256, 2, &splits, 32));
+        EXPECT_EQ(splits, 2);
+    }
+    for (const auto [m, n, k] : {std::tuple{4096, 24576, 1536}, {4096, 32768, 512}, {4096, 2112, 7168},
+                                 {4096, 576, 7168}, {128, 7168, 16384}, {1, 7168, 16384}}) {
+        const Fp8GemmConfig c = dense(m, n, k);
+        EXPECT_FALSE(c.block_m == 128 && c.block_n == 256) << m << "x" << n << "x" << k << ": " << c.describe();
+    }
+    Fp8GemmProblem contiguous{8192, 6144, 7168, Fp8GemmMode::k1D2D, 132, 232448};
+    contiguous.num_groups = 4;
+    contiguous.block_m = 128;
+    contiguous.allow_cluster = true;
+    EXPECT_EQ(choose_fp8_gemm_config(contiguous).block_n, 192) << "without allow_wide_split, tiles run whole";
+    contiguous.allow_wide_split = true;
+    EXPECT_EQ(choose_fp8_gemm_config(contiguous).block_n, 256);
+    Fp8GemmProblem masked{192, 4096, 2048, Fp8GemmMode::k1D2D, 132, 232448};
+    masked.num_groups = 32;
+    masked.allow_cluster = false;
+    masked.m_is_hint = true;
+    masked.reserved_regs = 48;
+    masked.reserved_regs_two_wg = 32;
+    masked.allow_wide_split = true;
+    const Fp8GemmConfig c = choose_fp8_gemm_config(masked);
+    EXPECT_EQ(c.block_m, 128) << c.describe();
+    EXPECT_EQ(c.block_n, 256) << c.describe();
+    masked.m = 20;  // decode-sized groups stay on 64-row tiles
+    EXPECT_EQ(choose_fp8_gemm_config(masked).block_m, 64);
+}
