@@ -137,8 +137,8 @@ void run_plan(const char* name, uint32_t m, void* flush, uint32_t groups = 1, ui
     std::printf("   cycles per tile (medians): prologue %.0f | mainloop %.0f (%d k-blocks, %.0f each) | epilogue %.0f | "
                 "to next %.0f\n",
                 median(prologue), loop, kb, loop / kb, median(epilogue), median(to_next));
-    std::printf("   epilogue: to entered %.0f | to written %.0f | to barrier %.0f | to stored %.0f\n", median(epi_enter),
-                median(epi_write), median(epi_barrier), median(epi_issue));
+    std::printf("   epilogue: to entered %.0f | to written %.0f | to barrier %.0f | to stored %.0f\n",
+                median(epi_enter), median(epi_write), median(epi_barrier), median(epi_issue));
     if (!part_epilogue.empty())
         std::printf("   tiles whose rows stop early (%zu of %zu): epilogue %.0f | to next %.0f\n", part_epilogue.size(),
                     epilogue.size(), median(part_epilogue), median(part_to_next));

@@ -288,7 +288,8 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
             // also pays a drain (wait_group, then the FP32 promotion) worth about 75 columns of work: measured on
             // the H200, 4096x2112x7168 ran 135 us with 256x88 tiles and 97 us with 128x192 (docs/perf/fp8_gemm.md).
             // With one consumer warpgroup no second one issues wgmma during the drain: twice the exposed cost.
-            double per_k_block = tile_cost_per_k_block(block_m, block_n, wgs) * n_split_factor(p, block_m, block_n, splits);
+            double per_k_block =
+                tile_cost_per_k_block(block_m, block_n, wgs) * n_split_factor(p, block_m, block_n, splits);
             // 1D2D tiles narrower than 128 whose columns can straddle two 128-column B-scale blocks read and select
             // two scales per k-block. Measured where it shows, on a lone row block's latency-bound k-blocks:
             // 1x7168x2048 ran 64x64 in 8.2-8.3 us and 64x56 in 8.5-8.6 (three H200 runs), ~20 ns per k-block (~850

@@ -248,8 +248,9 @@ struct GemmScheduler {
     // tile's mainloop (the expert picks the B-scale rows and whether the tile loads at all).
     // kWarpAhead: even lanes read the first row's id, odd lanes the last row's, into one register per lane, taken
     // back by shuffles from lanes 0 and 1 when the tile starts. A warp-uniform read went to a uniform register right
-    // after the load, so the consumers waited for it there: of the ~860 cycles per tile that contiguous spent over dense on the same plan,
-    // this took ~400 off (dev/fp8_gemm/tile_gap_probe.cu; K = 2048 rows 2.7 % faster, docs/perf/fp8_grouped.md v20).
+    // after the load, so the consumers waited for it there: of the ~860 cycles per tile that contiguous spent over
+    // dense on the same plan, this took ~400 off (dev/fp8_gemm/tile_gap_probe.cu; K = 2048 rows 2.7 % faster,
+    // docs/perf/fp8_grouped.md v20).
     static constexpr int32_t kNotRead = -2;  // ids are >= -1
     int32_t ahead_first = kNotRead, ahead_last = kNotRead;  // kWarpAhead: ahead_first is this lane's id, or kNotRead
     bool have_ahead = false;                                // kWarpAhead: ahead_first holds the next tile's ids

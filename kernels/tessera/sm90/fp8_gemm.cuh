@@ -275,8 +275,8 @@ struct Fp8GemmKernel {
     // prologue waited out the loads' latency: ~380-440 cycles against dense's ~115 (tile_gap_probe,
     // docs/perf/fp8_grouped.md v22). Only the lanes' registers cross the epilogue: with the whole next tile carried
     // across it, ptxas ran out of uniform registers and moved the mainloop's wgmma descriptors to vector registers.
-    // Tiles of up to 16 k-blocks only: on the H200 the K = 2048 suite rows ran 0.6-1.8 % faster in two A/Bs
-    // (fp8_grouped.md v23), K = 3072 and 4096 level, K = 7168 1.0-1.3 % slower.
+    // Tiles of up to 16 k-blocks only: on the H200 (128x192 tiles) the K = 2048 suite rows ran 0.6-1.8 % faster in
+    // two A/Bs (fp8_grouped.md v23), K = 3072 and 4096 level, K = 7168 1.0-1.3 % slower.
     static constexpr bool kEarlyScales = kKind == prims::kContiguous && kClusterSize == 1 && kSbRegs > 0 &&
                                          kTileKb <= 16;
 
