@@ -2,9 +2,10 @@
 # One call on the GPU machine: build, GPU tests (C++ and Python), compute-sanitizer on the GPU test binary, cold
 # compile times with both compilers, and a short benchmark. Full logs go to $OUT (or ./gpu-out); a compact summary
 # is printed last. Needs no network. STEPS=tests or STEPS=bench runs half (each fits one 10-minute device call);
-# STEPS=quick (about 6 minutes) runs the Python GPU tests, memcheck on a few dense kernels, racecheck on one dense
-# kernel, two small split-K plans and the masked edge cases, the host-time rows and the dense suite; BENCH_ARGS
-# overrides the benchmark suites; SANITIZER=light skips the slow grouped racecheck of the full run (about 4 minutes).
+# STEPS=quick (about 7 minutes) runs the Python GPU tests, memcheck on a few dense kernels, racecheck on one dense
+# kernel, one 128x256 kernel (two N halves), two small split-K plans and the masked edge cases, the host-time rows
+# and the dense suite; BENCH_ARGS overrides the benchmark suites; SANITIZER=light skips the slow grouped racecheck
+# of the full run (about 4 minutes).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -32,6 +33,8 @@ if [ -x $BUILD/tessera ] && [ "${STEPS:-all}" = quick ]; then
         -p no:cacheprovider tests/python/test_fp8_gemm_gpu.py -k 'test_odd_shapes and (33-136 or 129-4096)' && \
         compute-sanitizer --tool racecheck --error-exitcode 1 $PY -m pytest -q -p no:cacheprovider \
         tests/python/test_fp8_gemm_gpu.py -k 'test_odd_shapes and 33-136' && \
+        compute-sanitizer --tool racecheck --error-exitcode 1 $PY -m pytest -q -p no:cacheprovider \
+        tests/python/test_fp8_gemm_gpu.py -k 'test_forced_configs and 128x256-1000-4000' && \
         compute-sanitizer --tool memcheck --error-exitcode 1 $PY -m pytest -q -p no:cacheprovider \
         tests/python/test_fp8_gemm_gpu.py -k 'test_deepgemm_dense_shapes and (7168-16384-1 or 32768-512-1 or \
         2112-7168-128 or 7168-2048-1)' && \
