@@ -2,8 +2,9 @@
 
     python bench/run.py --suite deepgemm-dense [--suite ...] [--json out.jsonl] [--plot out.png] [--reps 30] [--quick]
 
-Suites: deepgemm-dense, deepgemm-grouped-contiguous, deepgemm-masked, deepgemm-kgrouped, host-overhead, cold-compile
-(every dense benchmark kernel compiled cold with NVRTC and NVCC through `tessera compile`; needs no GPU), or all.
+Suites: deepgemm-dense, deepgemm-grouped-contiguous, deepgemm-grouped-psum, deepgemm-masked, deepgemm-kgrouped,
+host-overhead, cold-compile (every dense benchmark kernel compiled cold with NVRTC and NVCC through `tessera compile`;
+needs no GPU), or all.
 Shapes and DeepGEMM's times come from shared/reference/h200-baselines.md (DeepGEMM v2.6.1 on the same H200 model).
 
 Kernel time (--timer kineto, the default, as DeepGEMM measures): the profiler's GPU durations of every kernel, memset
@@ -172,7 +173,8 @@ def config_of(m, n, k, kind, groups, expected_m=0):
     device = torch.cuda.current_device()
     if kind in ("1d2d", "1d1d"):
         return str(tessera._C.fp8_gemm_config(m, n, k, 1 if kind == "1d1d" else 0, device))
-    grouped = {"m_grouped_contiguous": "contiguous", "m_grouped_masked": "masked", "k_grouped": "k_grouped"}[kind]
+    grouped = {"m_grouped_contiguous": "contiguous", "m_grouped_psum": "psum", "m_grouped_masked": "masked",
+               "k_grouped": "k_grouped"}[kind]
     try:  # a failing config query must not cost the row its timing
         return str(tessera._C.fp8_grouped_gemm_config(grouped, m, n, k, groups, expected_m, device))
     except Exception as e:  # noqa: BLE001
@@ -245,30 +247,37 @@ def suite_dense(quick):
                   bucket="1d1d-wgrad", result=dict(config=config_of(m, n, k, "1d1d", 1)))
 
 
-def suite_contiguous(quick):
+def suite_contiguous(quick, psum=False):
+    """DeepGEMM's contiguous shapes; psum=True: the same segments as cumulative group ends (use_psum_layout, each
+    group starting at the next 128-aligned row), against DeepGEMM's per-row-id figure (its table has no psum rows)."""
+    suite = "deepgemm-grouped-psum" if psum else "deepgemm-grouped-contiguous"
     rng = random.Random(0)
     for (g, m_total, n, k), dg in list(DG_CONTIGUOUS.items())[::4 if quick else 1]:
         # Per expert: a 128-aligned segment whose tail is padding (-1 in grouped_layout, zero rows of A), as in
         # DeepGEMM's test (M = expected x U(0.7, 1.3), aligned up to 128), scaled to the reported M total.
         layout = torch.full((m_total,), -1, dtype=torch.int32)
+        ends = []
         start = valid = 0
         for e, blocks in enumerate(split_total(m_total // 128, g, rng)):
             rows = max(1, blocks * 128 - rng.randrange(128)) if blocks else 0
             layout[start:start + rows] = e
+            ends.append(start + rows)
             start, valid = start + blocks * 128, valid + rows
-        layout = layout.cuda()
-        a = randn(m_total, k) * (layout >= 0).unsqueeze(1)
+        a = randn(m_total, k) * (layout.cuda() >= 0).unsqueeze(1)  # (psum: the same rows, as group ends)
+        layout = (torch.tensor(ends, dtype=torch.int32) if psum else layout).cuda()
         (a8, sfa), (b8, sfb) = fp8_rows(a), fp8_blocks(randn(g * n, k))
         sfa_k, b8, sfb = mn_major(sfa), b8.view(g, n, k), sfb.view(g, n // 128, -1)
         d = torch.empty(m_total, n, device="cuda", dtype=torch.bfloat16)
-        yield Row("deepgemm-grouped-contiguous", f"g{g} {m_total}x{n}x{k}",
-                  dict(groups=g, m_total=m_total, m_valid=valid, n=n, k=k),
+        extra = dict(use_psum_layout=True, expected_m_for_psum_layout=m_total // g) if psum else {}
+        yield Row(suite, f"g{g} {m_total}x{n}x{k}", dict(groups=g, m_total=m_total, m_valid=valid, n=n, k=k),
                   flops=2 * m_total * n * k,  # padded rows included, as DeepGEMM counts them
-                  nbytes=m_total * k + g * n * k + 4 * (sfa.numel() + sfb.numel()) + 2 * m_total * n + 4 * m_total,
-                  ours=lambda: tessera.m_grouped_fp8_gemm_nt_contiguous((a8, sfa_k), (b8, sfb), d, layout),
+                  nbytes=m_total * k + g * n * k + 4 * (sfa.numel() + sfb.numel()) + 2 * m_total * n +
+                  4 * (g if psum else m_total),
+                  ours=lambda: tessera.m_grouped_fp8_gemm_nt_contiguous((a8, sfa_k), (b8, sfb), d, layout, **extra),
                   baselines={"cublas_pt_dense_Mtot": (cublas_per_tensor(a8, b8[0], torch.bfloat16), None)},
-                  ref=dict(dg_us=dg), bucket="contiguous",
-                  result=dict(config=config_of(m_total, n, k, "m_grouped_contiguous", g)))
+                  ref=dict(dg_us=dg), bucket="psum" if psum else "contiguous",
+                  result=dict(config=config_of(m_total, n, k, "m_grouped_psum" if psum else "m_grouped_contiguous", g,
+                                               m_total // g if psum else 0)))
 
 
 def suite_masked(quick):
@@ -422,6 +431,7 @@ def suite_cold_compile(quick):
 SUITES = {
     "deepgemm-dense": suite_dense,
     "deepgemm-grouped-contiguous": suite_contiguous,
+    "deepgemm-grouped-psum": lambda quick: suite_contiguous(quick, psum=True),
     "deepgemm-masked": suite_masked,
     "deepgemm-kgrouped": suite_kgrouped,
     "host-overhead": suite_host_overhead,
@@ -859,7 +869,8 @@ def main(argv=None):
               f"({args.flush_kind})")
 
     global CALIBRATION
-    grouped = {"deepgemm-grouped-contiguous", "deepgemm-masked", "deepgemm-kgrouped"} & set(suites)
+    grouped = {"deepgemm-grouped-contiguous", "deepgemm-grouped-psum", "deepgemm-masked",
+               "deepgemm-kgrouped"} & set(suites)
     if grouped and TIMER == "sustained":
         # The file's ceilings were measured in flushed bursts; a sustained loop runs 15-20 % slower at the power cap,
         # so factors taken that way would scale DeepGEMM's burst times by the protocol, not by the machine.

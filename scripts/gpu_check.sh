@@ -69,7 +69,8 @@ elif [ -x $BUILD/tessera ]; then
   fi
   if [ "${STEPS:-all}" != tests ]; then
     step bench bench.log bash -c "$BUILD/tessera bench && PYTHONPATH=$BUILD/python $PY bench/python_overhead.py && \
-        PYTHONPATH=$BUILD/python $PY bench/run.py ${BENCH_ARGS:---suite deepgemm-dense --suite deepgemm-grouped-contiguous --suite deepgemm-masked --suite deepgemm-kgrouped} --json $OUT/bench.jsonl --plot $OUT/bench.png"
+        PYTHONPATH=$BUILD/python $PY bench/run.py ${BENCH_ARGS:---suite deepgemm-dense --suite deepgemm-grouped-contiguous --suite deepgemm-grouped-psum \
+        --suite deepgemm-masked --suite deepgemm-kgrouped} --json $OUT/bench.jsonl --plot $OUT/bench.png"
   fi
 fi
 {

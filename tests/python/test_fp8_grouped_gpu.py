@@ -195,6 +195,33 @@ def test_contiguous_psum_edges(ms, n, k, tail):
     check_m_grouped(p)
 
 
+# Psum 128x256 tiles (two N halves) store rows that stop early through shared memory: forced (one subprocess each,
+# TESSERA_FP8_CONFIG is read once per process) on groups that end inside either warpgroup's 64 rows or fill a tile,
+# an empty group, and garbage in the gaps. K = 2048: the idle second warpgroup skips its wgmmas; K = 4096: it does not.
+FORCED_PSUM = """
+import sys
+sys.path.insert(0, {tests!r})
+import test_fp8_grouped_gpu as t
+p = t.make_m_grouped([44, 0, 300, 129, 1, 65, 256], {n}, {k}, psum=True, tail=128)
+t.run_contiguous(p, expected_m_for_psum_layout=128)
+t.check_m_grouped(p)
+print(t.tessera._C.fp8_grouped_gemm_config("psum", p.m_total, {n}, {k}, 7, 128, 0))
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("n,k", [(1280, 2048), (1536, 4096)])
+def test_psum_forced_wide_tiles(n, k):
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, TESSERA_FP8_CONFIG="128x256")
+    script = FORCED_PSUM.format(tests=os.path.dirname(os.path.abspath(__file__)), n=n, k=k)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stdout + out.stderr
+    assert "block 128x256" in out.stdout, out.stdout
+
+
 @pytest.mark.parametrize("psum", [False, True], ids=["ids", "psum"])
 def test_contiguous_256_groups(psum):
     ms = random_counts(256, 48)

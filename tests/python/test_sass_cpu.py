@@ -130,18 +130,16 @@ def test_grouped_kernels_keep_wgmma_descriptors_uniform(tmp_path):
         assert_uniform_descriptors(spec, kb_loops(text))
     assert len(sass) >= 10, f"only {len(sass)} grouped fp8_gemm kernels were built"
     # The tail-N loop (fp8_gemm.md v18): contiguous N = 4096 at 128x192 runs its last n-block (64 of 192 columns) with
-    # a 64-wide wgmma; psum keeps the full width (a second loop cost it its uniform descriptors). The suite's
-    # contiguous plans are 128x256 now (fp8_grouped.md v23), so that tile is forced for the contiguous check.
-    tails = {spec: wgmma_widths(text) for spec, text in sass.items()
-             if "kBlockN=192," in spec and "kShapeN=4096," in spec and "kNumMathWarpgroups=2," in spec}
-    psum = [w for spec, w in tails.items() if spec.endswith("kGemmKind=2}")]
-    assert psum and all(w == [192] for w in psum), tails
-    forced = compiled_sass(tmp_path, "fp8_grouped", fp8="contiguous:8192x4096x2048:4", TESSERA_FP8_CONFIG="128x192")
-    assert len(forced) == 1, list(forced)
-    for spec, text in forced.items():
-        assert "kBlockN=192," in spec and spec.endswith("kGemmKind=1}"), spec
-        assert_uniform_descriptors(spec, kb_loops(text))
-        assert wgmma_widths(text) == [64, 192], spec
+    # a 64-wide wgmma; psum keeps the full width (a second loop cost it its uniform descriptors). The suite's plans at
+    # N = 4096 are 128x256 now (fp8_grouped.md v23, v24), so that tile is forced for both checks.
+    for problem, kind, widths in (("contiguous:8192x4096x2048:4", 1, [64, 192]), ("psum:8160x4096x2048:4", 2, [192])):
+        (tmp_path / f"kind{kind}").mkdir()
+        forced = compiled_sass(tmp_path / f"kind{kind}", "fp8_grouped", fp8=problem, TESSERA_FP8_CONFIG="128x192")
+        assert len(forced) == 1, list(forced)
+        for spec, text in forced.items():
+            assert "kBlockN=192," in spec and spec.endswith(f"kGemmKind={kind}}}"), spec
+            assert_uniform_descriptors(spec, kb_loops(text))
+            assert wgmma_widths(text) == widths, spec
 
 
 def test_dense_serial_kernels_keep_wgmma_descriptors_uniform(tmp_path):

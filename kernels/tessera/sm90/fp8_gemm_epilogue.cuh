@@ -88,10 +88,12 @@ struct Fp8GemmEpilogue {
     // stores per thread in whole 128-byte lines. store_rows_direct issues kBlockN / 2 four-byte stores per thread from
     // registers, and in the probe (dev/fp8_gemm/tile_gap_probe.cu, masked e192) such a tile's epilogue took 2835
     // cycles against 2312 staged, and the next tile started 1013 cycles later against 851 (docs/perf/fp8_grouped.md
-    // v21). The 64-row decode tiles (e20) ran 0.2-0.5 % slower staged and keep the direct stores; psum kernels spilled
-    // with both paths.
+    // v21). The 64-row decode tiles (e20) ran 0.2-0.5 % slower staged and keep the direct stores. Psum tiles in two N
+    // halves (128x256) take the staged path: with the direct stores they spilled 16 bytes at K = 2048 and 4096. Whole
+    // psum tiles keep the direct stores: staged, the 128x192 kernels spilled 68-80 bytes.
     static constexpr bool kStagedRows =
-        !kIs1D1D && !K::kDInRing && K::kKind == prims::kMasked && K::kNumMathWarpgroups == 2;
+        !kIs1D1D && !K::kDInRing && K::kNumMathWarpgroups == 2 &&
+        (K::kKind == prims::kMasked || (K::kKind == prims::kPsum && K::kNumNSplits == 2));
 
     TESSERA_DEVICE static void copy_valid_rows(const Params& p, uint32_t tile_addr, const prims::GemmTile& tile,
                                                uint32_t wg, uint32_t warp, uint32_t lane) {
