@@ -194,10 +194,10 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
     problem.reserved_regs_two_wg = 32;
     problem.allow_split_k = key.kind == GemmKind::kDense && key.mode == heuristics::Fp8GemmMode::k1D2D;
     problem.allow_a_multicast = key.kind == GemmKind::kDense;
-    // Psum only up to K = 4096 (H200, fp8_grouped.md v24: the contiguous suite's shapes as psum ran 1.6-8.1 % faster
-    // at K = 2048-4096, 0.5-2.2 % slower at K = 7168).
+    // Psum too since its wide tiles past K = 2048 unroll their k-block loop over the stages (H200, fp8_grouped.md v25:
+    // 2.7-3.4 % faster at K = 4096 and 7168 than before; v24 had kept K = 7168 on 128x192 without the unroll).
     problem.allow_wide_split = key.kind == GemmKind::kContiguous || key.kind == GemmKind::kMasked ||
-                               (key.kind == GemmKind::kPsum && key.k <= 4096);
+                               key.kind == GemmKind::kPsum;
     problem.small_m_box_rows = key.kind == GemmKind::kDense ? options().fp8_small_m_box : 0;
     problem.allow_stream_k = key.kind == GemmKind::kDense && key.stream_k;
     problem.allow_d_in_ring =

@@ -205,10 +205,17 @@ struct Fp8GemmKernel {
     static constexpr int kReservedRegs =
         kKind == prims::kDense || kKind == prims::kContiguous || kNumMathWarpgroups == 2 ? 32 : 48;
     static constexpr int kAccumBudget = kMathRegs - kReservedRegs;
+    // Psum and masked 128x256 tiles (two N halves) past K = 2048 take the unrolled loop too (kUnrollStages), with the
+    // contiguous kernels' register split below; at K = 2048 the masked one spilled 8 B with it.
+    static constexpr bool wide_grouped_unroll() {
+        return (kKind == prims::kPsum || kKind == prims::kMasked) && kBlockM == 128 && kBlockN == 256 &&
+               Config::kShapeK != kDynamic && Config::kShapeK > 2048;
+    }
     // The contiguous 128x192 kernels with the unrolled loop (kUnrollStages) spilled 64-72 B at 232 registers: their
     // tile keeps more state across the mainloop than a dense one. Their producer fits in 24, which lets the consumers
     // have 240 (24 x 128 + 240 x 256 = the 64512 of the launch). The plan (kAccumBudget) stays at 232's.
-    static constexpr bool kWideConsumers = kKind == prims::kContiguous && kNumMathWarpgroups == 2 &&
+    static constexpr bool kWideConsumers = (kKind == prims::kContiguous || wide_grouped_unroll()) &&
+                                           kNumMathWarpgroups == 2 &&
                                            kCtasPerSm == 1 && !kIs1D1D && kNumStages <= 4 &&
                                            Config::kShapeK != kDynamic &&
                                            ceil_div(static_cast<int>(Config::kShapeK), 128) > 2 * kNumStages;
@@ -813,7 +820,8 @@ struct Fp8GemmKernel {
     // loops around a tile of one pass (K = 512) ptxas unrolled the whole tile and moved its wgmma descriptors through
     // vector registers (30-35 R2UR per loop); such tiles take kOnePassTiles instead.
     static constexpr bool kUnrollStages = kNumStages <= 4 && !kHoistFormer && !kIs1D1D && !kStreamK &&
-                                          (kKind == prims::kDense || kKind == prims::kContiguous) &&
+                                          (kKind == prims::kDense || kKind == prims::kContiguous ||
+                                           (wide_grouped_unroll() && kNumNSplits == 2)) &&
                                           kTileKb > 2 * kNumStages;
     // Tiles of exactly one pass of the ring (dense 128x192 and 64x256 at K = 512): every tile of these kernels has
     // kTileKb k-blocks (dense without split: num_k_blocks is ceil(kShapeK / 128) of the compile-time K, and cluster
