@@ -24,7 +24,8 @@
 //
 // Warp roles (kNumMathWarpgroups = 1 or 2 consumer warpgroups, then one producer warpgroup):
 //   threads [0, 128*W)         consumers: wgmma + scale promotion + epilogue; setmaxnreg.inc to kMathRegs (232/248;
-//                              the unrolled contiguous 128x192 kernels 240, kWideConsumers)
+//                              240 in the unrolled contiguous 128x192 and psum/masked 128x256 kernels,
+//                              kWideConsumers)
 //   threads [128*W, 128*W+128) producer: one elected thread issues every TMA; setmaxnreg.dec to kProducerRegs (40;
 //                              24 with kWideConsumers)
 //   Consumer warpgroup g owns rows w*64*W + g*64 .. +64 of the tile for each wave w < kNumWaves (kBlockM/(64*W)).
@@ -814,9 +815,10 @@ struct Fp8GemmKernel {
     };
     // The serial loop unrolled over one pass of the ring, from stage 0: kNumStages copies of the k-block, each at a
     // constant stage. Only where the copies stay few and short (the hoisted 128x144 loops are 8 copies already), and
-    // 1D2D dense and contiguous only: the 1D1D kernels (per-column B scales) and the psum and masked 128x192 kernels
-    // spilled with it, and so did the stream-K 128x192 kernel (92 B); contiguous takes it with its consumers at 240
-    // registers (kWideConsumers; 1.3 % faster, fp8_grouped.md v18). Tiles of more than two passes: with the three
+    // 1D2D dense, contiguous, and psum/masked 128x256 past K = 2048: the 1D1D kernels (per-column B scales) and the
+    // psum and masked 128x192 kernels spilled with it, and so did the stream-K 128x192 kernel (92 B); contiguous takes
+    // it with its consumers at 240 registers (kWideConsumers; 1.3 % faster, fp8_grouped.md v18), psum and masked
+    // 128x256 too (psum 1.4-4 % faster at K = 3072-7168, masked e1024 at K = 7168 1.7 %, v25). Tiles of more than two passes: with the three
     // loops around a tile of one pass (K = 512) ptxas unrolled the whole tile and moved its wgmma descriptors through
     // vector registers (30-35 R2UR per loop); such tiles take kOnePassTiles instead.
     static constexpr bool kUnrollStages = kNumStages <= 4 && !kHoistFormer && !kIs1D1D && !kStreamK &&
