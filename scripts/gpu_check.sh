@@ -4,9 +4,9 @@
 # is printed last. Needs no network. STEPS=tests or STEPS=bench runs half (each fits one 10-minute device call);
 # STEPS=quick runs the Python GPU tests, memcheck on a few dense kernels, racecheck on one dense kernel, one 128x256
 # kernel (two N halves), two small split-K plans, the small masked edge cases and a masked 128x256 kernel with the
-# stage-unrolled loop, the host-time rows and the dense suite: about 8 minutes by its parts' times (with the
-# M_max = 4096 masked racecheck and the cold compiles it overran a 10-minute device call). BENCH_ARGS overrides the benchmark suites; SANITIZER=light skips the slow grouped
-# racecheck of the full run (about 4 minutes).
+# stage-unrolled loop, the host-time rows and the dense suite: 450 s on the H200 (27th session; with the M_max = 4096
+# masked racecheck and the cold compiles it overran a 10-minute device call). BENCH_ARGS overrides the benchmark
+# suites; SANITIZER=light skips the slow grouped racecheck of the full run (about 4 minutes).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}

@@ -31,8 +31,8 @@ struct Fp8GemmProblem {
         return math_warpgroups == 2 && reserved_regs_two_wg > 0 ? reserved_regs_two_wg : reserved_regs;
     }
     bool allow_split_k = false;  // dense 1D2D: tiles may be shared along K by the CTAs of a cluster
-    // contiguous, masked and psum up to K = 4096 (1D2D): 128x256 tiles in two N halves (dense plans take them by
-    // their own rule: wide_split in fp8_gemm_sm90.cpp)
+    // contiguous, masked and psum (1D2D): 128x256 tiles in two N halves (dense plans take them by their own rule:
+    // wide_split in fp8_gemm_sm90.cpp)
     bool allow_wide_split = false;
     bool allow_a_multicast = false;  // dense: pairs along N may share A (cluster_n = 2; rasterized along N)
     // Pairs along M may share B (cluster_m = 2): only the k-grouped opt-in plans them unforced (docs/perf/fp8_gemm.md

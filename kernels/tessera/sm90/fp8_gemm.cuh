@@ -818,9 +818,9 @@ struct Fp8GemmKernel {
     // 1D2D dense, contiguous, and psum/masked 128x256 past K = 2048: the 1D1D kernels (per-column B scales) and the
     // psum and masked 128x192 kernels spilled with it, and so did the stream-K 128x192 kernel (92 B); contiguous takes
     // it with its consumers at 240 registers (kWideConsumers; 1.3 % faster, fp8_grouped.md v18), psum and masked
-    // 128x256 too (psum 1.4-4 % faster at K = 3072-7168, masked e1024 at K = 7168 1.7 %, v25). Tiles of more than two passes: with the three
-    // loops around a tile of one pass (K = 512) ptxas unrolled the whole tile and moved its wgmma descriptors through
-    // vector registers (30-35 R2UR per loop); such tiles take kOnePassTiles instead.
+    // 128x256 too (psum 1.4-4 % faster at K = 3072-7168, masked e1024 at K = 7168 1.7 %, v25). Tiles of more than
+    // two passes: with the three loops around a tile of one pass (K = 512) ptxas unrolled the whole tile and moved
+    // its wgmma descriptors through vector registers (30-35 R2UR per loop); such tiles take kOnePassTiles instead.
     static constexpr bool kUnrollStages = kNumStages <= 4 && !kHoistFormer && !kIs1D1D && !kStreamK &&
                                           (kKind == prims::kDense || kKind == prims::kContiguous ||
                                            (wide_grouped_unroll() && kNumNSplits == 2)) &&
