@@ -201,16 +201,18 @@ std::string Fp8GemmConfig::describe() const {
                            ", ", num_sms, " CTAs", ctas_per_sm > 1 ? " (2 per SM)" : "", ", group ", group_size,
                            ", smem ", smem_bytes,
                            load_rows_a > 0 ? detail::str_cat(", A box ", load_rows_a, " rows") : std::string(),
-                           stream_k ? ", stream-K" : "", d_in_ring ? ", D in ring" : "");
+                           stream_k ? ", stream-K" : "", d_in_ring ? ", D in ring" : "",
+                           d_halves ? ", D in halves" : "");
 }
 
-int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, int split_k, bool d_in_ring) {
+int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, int split_k, bool d_in_ring,
+                        bool d_halves) {
     const int out = split_k > 1 ? 4 : (mode == Fp8GemmMode::k1D2D ? 2 : 4);  // split-K: the FP32 partial buffer
     // 1D2D: two floats, so kernels that stage the B scales in shared memory (two per k-block) fit the same plans; the
     // shipped kernel uses one (its layout is at most this size, which is what the launch must provide).
     const int sfb_stage = mode == Fp8GemmMode::k1D2D ? 8 : 4 * align_up(block_n, 32);
     return align_up(stages * (4 * block_m + sfb_stage + 16) + (d_in_ring ? 8 : 0), 1024) +
-           (d_in_ring ? 0 : block_m * block_n * out) + stages * 128 * (block_m + block_n);
+           (d_in_ring ? 0 : block_m * block_n * out / (d_halves ? 2 : 1)) + stages * 128 * (block_m + block_n);
 }
 
 std::size_t fp8_gemm_stream_k_workspace_bytes(const Fp8GemmConfig& c) {
@@ -341,14 +343,26 @@ Fp8GemmConfig finish_config(const Fp8GemmProblem& p, Fp8GemmConfig c) {
     c.group_size = primary_blocks >= 16 ? 16 : 8;
     // Deeper rings add nothing once loads are hidden; split-K plans stream from HBM and keep more bytes in flight.
     const int max_stages = c.split_k > 1 ? 20 : 12;
-    const auto deepest = [&](bool d_in_ring) {
+    const auto deepest = [&](bool d_in_ring, bool d_halves = false) {
         int stages = 2;
         for (int s = 3; s <= max_stages; ++s)
-            if (fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, s, c.split_k, d_in_ring) <= p.max_smem_bytes)
+            if (fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, s, c.split_k, d_in_ring, d_halves) <=
+                p.max_smem_bytes)
                 stages = s;
         return stages;
     };
     c.num_stages = deepest(false);
+    // D in halves (where the problem allows it: masked at K <= 2048) when the whole D tile leaves a ring of 3 stages
+    // (128x256: 64 KB of D) and half of it makes 4: the epilogue then stores the two N halves in turn, the second
+    // after the TMA has read the first. H200 (docs/perf/fp8_grouped.md v26): masked e192 4096x2048 4.4 % faster, e1024
+    // 1.1 %; at K = 7168 (the unrolled loop) masked ran level, contiguous and psum 1.4-1.6 % slower. Not to 5 stages:
+    // a 4-stage ring runs the loop unrolled over its passes (fp8_gemm.md v21). Not with two CTAs per SM (64x128
+    // spilled). BF16 tiles of an even number of store atoms only.
+    int store_swizzle = 0, store_box_n = 0;
+    fp8_gemm_store_layout(p.mode, c.block_n, &store_swizzle, &store_box_n);
+    const bool halves_allowed = p.allow_d_halves && p.mode == Fp8GemmMode::k1D2D && c.split_k == 1 &&
+                                c.ctas_per_sm == 1 && (c.block_n / store_box_n) % 2 == 0 && c.num_stages <= 3;
+    const int halves_stages = halves_allowed ? std::min(deepest(false, true), 4) : 0;
     // D over the ring where every CTA has at most one tile (then nothing waits for the D tile to be read out) and the
     // freed bytes make one more stage. The A ring must hold the D tile (rows x columns x 2 bytes over rows x 128).
     // H200 (docs/perf/fp8_gemm.md v22): 4096x576x7168, 128x144 one wave of 128 tiles, 6 stages instead of 5: 3.7 %
@@ -372,19 +386,23 @@ Fp8GemmConfig finish_config(const Fp8GemmProblem& p, Fp8GemmConfig c) {
                       "TESSERA_FP8_CONFIG: ", c.block_m, "x", c.block_n, " with D over the ring takes ",
                       ceil_div(2 * c.block_n, 128), " to ", ring_stages, " stages here, got ", c.num_stages);
     } else if (p.forced_num_stages > 0) {
-        const int most = ring_allowed && one_tile_per_cta && ring_holds_d(p.forced_num_stages)
-                             ? std::max(ring_stages, c.num_stages)
-                             : c.num_stages;
+        const bool ring = ring_allowed && one_tile_per_cta && ring_holds_d(p.forced_num_stages);
+        const int most = std::max({c.num_stages, ring ? ring_stages : 0, halves_stages});
         TESSERA_CHECK(p.forced_num_stages >= 2 && p.forced_num_stages <= most, "TESSERA_FP8_CONFIG: ", c.block_m,
                       "x", c.block_n, " takes 2 to ", most, " stages here, got ", p.forced_num_stages);
-        c.d_in_ring = p.forced_num_stages > c.num_stages;
+        c.d_in_ring = p.forced_num_stages > c.num_stages && ring && p.forced_num_stages <= ring_stages;
+        c.d_halves = p.forced_num_stages > c.num_stages && !c.d_in_ring;
         c.num_stages = p.forced_num_stages;
     } else if (ring_allowed && ring_pays && one_tile_per_cta && ring_stages > c.num_stages &&
                ring_holds_d(ring_stages)) {  // (a ring that already holds a whole tile's k-blocks gains nothing)
         c.d_in_ring = true;
         c.num_stages = ring_stages;
+    } else if (halves_stages > c.num_stages) {
+        c.d_halves = true;
+        c.num_stages = halves_stages;
     }
-    c.smem_bytes = fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, c.num_stages, c.split_k, c.d_in_ring);
+    c.smem_bytes =
+        fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, c.num_stages, c.split_k, c.d_in_ring, c.d_halves);
     fp8_gemm_store_layout(p.mode, c.block_n, &c.swizzle_d_bytes, &c.store_box_n);
     // The stage layout keeps 64 rows of A (the wgmma reads them all); only the box shrinks.
     if (p.num_groups == 1 && c.block_m == 64 && p.m <= p.small_m_box_rows) c.load_rows_a = p.m <= 16 ? 16 : 32;

@@ -39,6 +39,7 @@ struct Fp8GemmProblem {
     // v12 measured them slower than no cluster for dense, contiguous and 1D1D tiles).
     bool allow_b_multicast = false;
     int small_m_box_rows = 0;  // dense: M <= this (16 or 32) on 64-row tiles loads A in 16- or 32-row boxes
+    bool allow_d_halves = false;  // 1D2D rings of 3 stages may stage D in N halves to take a fourth (masked K <= 2048)
     bool allow_d_in_ring = false;  // dense 1D2D: plans with one tile per CTA may stage D over the A ring
     bool allow_stream_k = false;     // dense 1D2D, opt-in: spread a partial last wave over every CTA
     // Tuning override (TESSERA_FP8_CONFIG): when forced_block_m > 0 the search is skipped and this tile, cluster
@@ -78,6 +79,7 @@ struct Fp8GemmConfig {
     int load_rows_a = 0;  // rows of A (and of its scales) each stage loads: 0 = block_m; 16 or 32 (small_m_box_rows)
     bool stream_k = false;  // the last wave's k-blocks spread over every CTA (kernels/tessera/prims/stream_k.cuh)
     bool d_in_ring = false;  // the D tile is staged over the A ring (one tile per CTA), its bytes given to a stage
+    bool d_halves = false;   // the D tile is staged one N half at a time, the other half's bytes given to a stage
     int num_threads() const { return 128 * (num_math_warpgroups + 1); }
     std::string describe() const;
 };
@@ -88,8 +90,9 @@ void fp8_gemm_store_layout(Fp8GemmMode mode, int block_n, int* swizzle, int* box
 
 // Dynamic shared memory of the kernel for a tile and stage count (the kernel static_asserts the same formula).
 // d_in_ring: the D tile has no shared memory of its own (it is staged over the A ring); one more barrier.
+// d_halves: the D tile's shared memory holds half of it (the epilogue stores its N halves in turn).
 int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, int split_k = 1,
-                        bool d_in_ring = false);
+                        bool d_in_ring = false, bool d_halves = false);
 
 // CTAs that clusters of `size` can keep resident at once on a device with `num_sms` SMs (an estimate: SMs come in
 // GPCs of 16-18, so clusters of 4 leave a few idle; the plan corrects it with the driver's occupancy query).

@@ -106,6 +106,7 @@ jit::KernelSpec make_fp8_gemm_spec(const heuristics::Fp8GemmConfig& c, heuristic
     if (c.load_rows_a > 0) spec.set("kLoadRowsA", c.load_rows_a);
     if (c.stream_k) spec.set("kStreamK", 1);
     if (c.d_in_ring) spec.set("kDInRing", 1);
+    if (c.d_halves) spec.set("kDHalves", 1);
     if (options().fp8_math_order >= 0) spec.set("kMathOrder", options().fp8_math_order);
     if (options().fp8_pipeline >= 0) spec.set("kPipelined", options().fp8_pipeline);
     return spec;
@@ -200,6 +201,8 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
                                key.kind == GemmKind::kPsum;
     problem.small_m_box_rows = key.kind == GemmKind::kDense ? options().fp8_small_m_box : 0;
     problem.allow_stream_k = key.kind == GemmKind::kDense && key.stream_k;
+    // Masked only, and only where its tiles run the rolled k-block loop (K <= 2048): the rows that gained (v26).
+    problem.allow_d_halves = options().fp8_d_halves && key.kind == GemmKind::kMasked && key.k <= 2048;
     problem.allow_d_in_ring =
         key.kind == GemmKind::kDense && key.mode == heuristics::Fp8GemmMode::k1D2D && options().fp8_d_in_ring;
     // Tuning sweeps force dense, per-row contiguous (whose BLOCK_M stays the alignment's), psum and masked plans.

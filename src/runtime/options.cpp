@@ -101,6 +101,7 @@ Options Options::from_env() {
     }
     o.fp8_stream_k = env_flag({"TESSERA_FP8_STREAM_K"}, false);
     o.fp8_d_in_ring = env_flag({"TESSERA_FP8_D_IN_RING"}, true);
+    o.fp8_d_halves = env_flag({"TESSERA_FP8_D_HALVES"}, true);
     if (const char* ptxas = env_first({"TESSERA_JIT_PTXAS_OPTIONS"})) o.ptxas_options = ptxas;
     if (const char* hints = env_first({"TESSERA_JIT_FFMA_HINTS"})) {
         std::string v(hints);

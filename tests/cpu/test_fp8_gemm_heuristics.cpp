@@ -115,6 +115,52 @@ TEST(Fp8GemmHeuristics, DInRingOnlyWhereEachCtaHasOneTile) {
     EXPECT_THROW(choose_fp8_gemm_config(f), tessera::InvalidArgument);
 }
 
+// D in halves: where the problem allows it (masked at K <= 2048), a 128x256 tile whose whole D tile leaves 3 stages
+// stages D one N half at a time and takes a fourth; nowhere else, and never past 4 stages or with two CTAs per SM.
+TEST(Fp8GemmHeuristics, DHalvesBuyTheFourthStageOf128x256) {
+    Fp8GemmProblem p{192, 4096, 2048, Fp8GemmMode::k1D2D, 132, 232448};
+    p.num_groups = 32;
+    p.m_is_hint = true;
+    p.forced_block_m = 128;
+    p.forced_block_n = 256;
+    EXPECT_FALSE(choose_fp8_gemm_config(p).d_halves);  // not allowed: TESSERA_FP8_D_HALVES=0, or not masked K <= 2048
+    EXPECT_EQ(choose_fp8_gemm_config(p).num_stages, 3);
+    p.allow_d_halves = true;
+    const Fp8GemmConfig c = choose_fp8_gemm_config(p);
+    EXPECT_TRUE(c.d_halves);
+    EXPECT_EQ(c.num_stages, 4);
+    EXPECT_EQ(c.smem_bytes, fp8_gemm_smem_bytes(Fp8GemmMode::k1D2D, 128, 256, 4, 1, false, true));
+    EXPECT_EQ(c.smem_bytes, 232448);  // align(4 x 536, 1024) + 128 x 256 x 2 / 2 + 4 x 128 x 384: the limit exactly
+    EXPECT_EQ(fp8_gemm_smem_bytes(Fp8GemmMode::k1D2D, 128, 256, 3), 215040);
+    EXPECT_NE(c.describe().find("D in halves"), std::string::npos);
+    // Forced stages: 4 takes the halves, 3 the whole tile, 5 does not fit.
+    p.forced_num_stages = 3;
+    EXPECT_FALSE(choose_fp8_gemm_config(p).d_halves);
+    p.forced_num_stages = 5;
+    EXPECT_THROW(choose_fp8_gemm_config(p), tessera::InvalidArgument);
+    p.forced_num_stages = 0;
+    // Tiles whose ring has 4 stages or more with the whole D tile keep it; two CTAs per SM too.
+    for (const auto& [bm, bn, per_sm] : {std::tuple{128, 192, 1}, {128, 128, 1}, {64, 128, 2}, {64, 256, 1}}) {
+        p.forced_block_m = bm;
+        p.forced_block_n = bn;
+        p.forced_ctas_per_sm = per_sm;
+        const Fp8GemmConfig q = choose_fp8_gemm_config(p);
+        SCOPED_TRACE(q.describe());
+        EXPECT_FALSE(q.d_halves);
+    }
+    // The planner's own picks: only a 128x256 plan takes halves, and then with 4 stages.
+    p.forced_block_m = p.forced_block_n = p.forced_ctas_per_sm = 0;
+    for (const std::int64_t m : {8, 64, 192, 1024})
+        for (const std::int64_t n : {1024, 4096, 7168}) {
+            p.m = m;
+            p.n = n;
+            const Fp8GemmConfig q = choose_fp8_gemm_config(p);
+            SCOPED_TRACE(q.describe());
+            EXPECT_EQ(q.d_halves, q.block_m == 128 && q.block_n == 256);
+            if (q.d_halves) EXPECT_EQ(q.num_stages, 4);
+        }
+}
+
 TEST(Fp8GemmHeuristics, GroupedProblemsRespectTheLayoutAndTheKernelLimits) {
     // Contiguous per-row ids: BLOCK_M is fixed by the segment alignment; clusters stay allowed.
     Fp8GemmProblem contiguous{32768, 4096, 7168, Fp8GemmMode::k1D2D, 132, 232448};

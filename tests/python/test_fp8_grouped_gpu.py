@@ -283,30 +283,34 @@ MASKED_M_MAX = 4096
 # Masked plans forced through TESSERA_FP8_CONFIG (read once per process: one subprocess each): two CTAs per SM, and
 # two-warpgroup 128-row tiles whose groups end inside the first warpgroup's 64 rows (300 = 2 x 128 + 44, 37, 129, 1):
 # the second warpgroup has no row to compute there. 128x256 (two N halves) at K = 2048 skips the idle warpgroup's
-# wgmmas; at K = 3072 it runs the k-block loop unrolled over the stages (fp8_grouped.md v25).
+# wgmmas and stages D in halves for a fourth stage (fp8_grouped.md v26; ":p3" keeps the whole D tile and 3 stages),
+# whole tiles through TMA stores and tiles that stop early through the staged row copy, with N = 1152 also a last
+# n-block whose second half lies wholly past N; at K = 3072 it runs the k-block loop unrolled over the stages (v25).
 FORCED_MASKED = """
 import sys
 sys.path.insert(0, {tests!r})
 import test_fp8_grouped_gpu as t
-p = t.make_masked(5, 300, 1024, {k})
+p = t.make_masked(5, 300, {n}, {k})
 t.run_masked(p, [0, 300, 37, 129, 1], 100)
-print(t.tessera._C.fp8_grouped_gemm_config("masked", 300, 1024, {k}, 5, 100, 0))
+print(t.tessera._C.fp8_grouped_gemm_config("masked", 300, {n}, {k}, 5, 100, 0))
 print("ok")
 """
 
 
-@pytest.mark.parametrize("forced,k", [("64x128:o2", 1536), ("64x192:o2", 1536), ("128x144", 1536), ("128x128", 1536),
-                                     ("128x256", 2048), ("128x256", 3072)])
-def test_masked_forced_configs(forced, k):
+@pytest.mark.parametrize("forced,k,n", [("64x128:o2", 1536, 1024), ("64x192:o2", 1536, 1024), ("128x144", 1536, 1024),
+                                       ("128x128", 1536, 1024), ("128x256", 2048, 1024), ("128x256", 2048, 1152),
+                                       ("128x256:p3", 2048, 1024), ("128x256", 3072, 1024)])
+def test_masked_forced_configs(forced, k, n):
     import os
     import subprocess
     import sys
     env = dict(os.environ, TESSERA_FP8_CONFIG=forced)
-    script = FORCED_MASKED.format(tests=os.path.dirname(os.path.abspath(__file__)), k=k)
+    script = FORCED_MASKED.format(tests=os.path.dirname(os.path.abspath(__file__)), k=k, n=n)
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
     assert out.returncode == 0 and "ok" in out.stdout, out.stdout + out.stderr
     # the forced plan was the one that ran
     assert ("(2 per SM)" in out.stdout) == forced.endswith(":o2"), out.stdout
+    assert ("D in halves" in out.stdout) == (forced == "128x256" and k <= 2048), out.stdout
     assert f"block {forced.split(':')[0]}x128" in out.stdout, out.stdout
 
 

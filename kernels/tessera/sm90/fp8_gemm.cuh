@@ -52,10 +52,12 @@
 //   D over the ring (kDInRing): bar across all consumers instead (the A stages hold D), write, store, then warp 0 of
 //   each warpgroup waits wait_group.read 0 and arrives on d_free; the producer waits for d_free before a CTA's next
 //   tile, so the stores do not overlap its loads (the host plans it where each CTA has one tile).
+//   D in halves (kDHalves): the same steps once per 128-column half through half a D tile; before the second half,
+//   warp 0 waits wait_group.read 0 for the first half's stores.
 //
 // Shared memory (kSmemBytes = sizeof(SharedStorage), base 1024-byte aligned):
 //   align(S*(4*kBlockM + sfb_stage + 16) (+ 8: d_free), 1024) + D tile (kBlockM*kBlockN*out_bytes; none with
-//   kDInRing) + S*128*(kBlockM + kBlockN)
+//   kDInRing; half with kDHalves) + S*128*(kBlockM + kBlockN)
 //   sfb_stage = 4 (1D2D: one reserved float; the host reserves 8, room for kernels that stage two B scales) or
 //   4*align(kBlockN,32) (1D1D); every A/B stage and the D tile start on 1 KB.
 #pragma once
@@ -141,6 +143,12 @@ constexpr bool stream_k() {  // dense: the partial last wave is spread over ever
 template <class C>
 constexpr bool d_in_ring() {  // the D tile is staged over the A ring, not in shared memory of its own (one-wave plans)
     if constexpr (requires { C::kDInRing; }) return C::kDInRing != 0;
+    else return false;
+}
+
+template <class C>
+constexpr bool d_halves() {  // the D tile is staged one N half at a time (128x256: the other half's bytes are a stage)
+    if constexpr (requires { C::kDHalves; }) return C::kDHalves != 0;
     else return false;
 }
 
@@ -298,7 +306,12 @@ struct Fp8GemmKernel {
     // several tiles is correct but does not overlap its epilogue with the next loads: the planner asks for it only
     // where every CTA has at most one tile (4096x576x7168 at 128x144: 6 stages instead of 5).
     static constexpr bool kDInRing = fp8_gemm_detail::d_in_ring<Config>();
-    static constexpr int kDTileOwnBytes = kDInRing ? 0 : kDTileBytes;
+    // D staged in halves (kDHalves, BF16 128x256 masked tiles at K <= 2048): the epilogue writes and stores the
+    // tile's two 128-column halves in turn through half a tile of shared memory, which buys a fourth ring stage
+    // (3 x 48 KB + 64 KB of D leaves no room for one; 4 x 48 KB + 32 KB + the barriers fill the 227 KB exactly). The
+    // second half waits for the TMA to have read the first (docs/perf/fp8_grouped.md v26).
+    static constexpr bool kDHalves = fp8_gemm_detail::d_halves<Config>();
+    static constexpr int kDTileOwnBytes = kDInRing ? 0 : kDHalves ? kDTileBytes / 2 : kDTileBytes;
     static constexpr int kStoreBoxM = 64;  // one TMA store box per (consumer warpgroup, wave, atom)
     static constexpr int kStoreBoxN = OutTile::kAtomCols;
     static constexpr int kSwizzleDBytes = OutTile::kSwizzleBytes;

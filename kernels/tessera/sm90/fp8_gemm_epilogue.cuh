@@ -95,10 +95,19 @@ struct Fp8GemmEpilogue {
         !kIs1D1D && !K::kDInRing && K::kNumMathWarpgroups == 2 &&
         (K::kKind == prims::kMasked || (K::kKind == prims::kPsum && K::kNumNSplits == 2));
 
+    // kDHalves: the shared tile holds one N half of D at a time (columns [half * kHalfCols, + kHalfCols) of the tile,
+    // in the first kHalfAtoms atoms).
+    static constexpr int kHalves = K::kDHalves ? 2 : 1;
+    static constexpr int kHalfCols = kBlockN / kHalves;
+    static constexpr int kHalfChunks = kHalfCols / 8;
+    static constexpr int kHalfAtoms = OutTile::kNumAtoms / kHalves;
+    static_assert(!K::kDHalves || (!kIs1D1D && !K::kDInRing && kSplitK == 1 && OutTile::kNumAtoms % 2 == 0),
+                  "D in halves: BF16 tiles of whole atoms per half, staged in their own shared memory");
+
     TESSERA_DEVICE static void copy_valid_rows(const Params& p, uint32_t tile_addr, const prims::GemmTile& tile,
-                                               uint32_t wg, uint32_t warp, uint32_t lane) {
-        constexpr uint32_t kChunks = kBlockN / 8, kPieces = kNumWaves * 64 * kChunks;
-        const uint32_t n = shape_n(p), n0 = tile.coord.n_block * kBlockN;
+                                               uint32_t wg, uint32_t warp, uint32_t lane, uint32_t half) {
+        constexpr uint32_t kChunks = kHalfChunks, kPieces = kNumWaves * 64 * kChunks;
+        const uint32_t n = shape_n(p), n0 = tile.coord.n_block * kBlockN + half * kHalfCols;
         uint16_t* d = static_cast<uint16_t*>(p.d) + static_cast<uint64_t>(tile.d_row) * p.ld_d + n0;
 #pragma unroll
         for (uint32_t j = 0; j < (kPieces + 127) / 128; ++j) {
@@ -126,56 +135,62 @@ struct Fp8GemmEpilogue {
                                           const prims::GemmTile& tile, uint32_t wg, uint32_t warp, uint32_t lane) {
         const uint32_t barrier = kEpilogueBarrierBase + wg;
         const uint32_t tile_addr = K::d_tile_addr(smem);
-        if constexpr (K::kDInRing) {
-            // D goes over the ring's A stages, which both warpgroups' last wgmma may still read (B is shared, and the
-            // stages are not divided by warpgroup). The previous tile's stores were drained in release_d_tile.
-            ptx::named_barrier_sync(K::kDInRingBarrier, kNumMathThreads);
-        } else {
-            // The previous tile's stores (issued by warp 0) must have read the slice before it is overwritten.
-            if (warp == 0) ptx::bulk_wait_group_read<0>();
+#pragma unroll
+        for (int half = 0; half < kHalves; ++half) {
+            if constexpr (K::kDInRing) {
+                // D goes over the ring's A stages, which both warpgroups' last wgmma may still read (B is shared, and
+                // the stages are not divided by warpgroup). The previous tile's stores were drained in release_d_tile.
+                ptx::named_barrier_sync(K::kDInRingBarrier, kNumMathThreads);
+            } else {
+                // The stores issued last (by warp 0: the previous tile's, or the first half's) must have read the
+                // slice before it is overwritten; a staged copy of the first half is done by every thread at the bar.
+                if (warp == 0) ptx::bulk_wait_group_read<0>();
+                ptx::named_barrier_sync(barrier, 128);
+            }
+            TESSERA_TILE_MARK(kEpiEntered, tile, half == 0 && wg == 0 && warp == 0 && lane == 0);
+#pragma unroll
+            for (int w = 0; w < kNumWaves; ++w) {
+                const uint32_t row_base = w * kWaveRows + wg * 64;
+                const float* slice = acc[w] + half * kHalfChunks * 4;
+                if constexpr (kIs1D1D) OutTile::template write_f32<kHalfChunks>(tile_addr, slice, row_base, warp, lane);
+                else OutTile::template write_bf16<kHalfChunks>(tile_addr, slice, row_base, warp, lane);
+            }
+            ptx::fence_proxy_async();  // generic smem writes -> visible to the TMA (async proxy) reads
+            TESSERA_TILE_MARK(kEpiWritten, tile, half == 0 && wg == 0 && warp == 0 && lane == 0);
             ptx::named_barrier_sync(barrier, 128);
-        }
-        TESSERA_TILE_MARK(kEpiEntered, tile, wg == 0 && warp == 0 && lane == 0);
+            TESSERA_TILE_MARK(kEpiBarrier, tile, half == 0 && wg == 0 && warp == 0 && lane == 0);
+            if (kStagedRows && tile.valid_rows < kBlockM) {
+                copy_valid_rows(p, tile_addr, tile, wg, warp, lane, half);
+            } else if (warp == 0 && kOneLaneIssue) {
+                // Coordinates taken through shuffles are warp-uniform to ptxas, so they stay in uniform registers and
+                // the boxes go out back to back; the loop over lanes below made each box a waterfall loop of R2UR.
+                const uint32_t col = __shfl_sync(0xffffffffu, tile.coord.n_block * kBlockN + half * kHalfCols, 0);
+                const uint32_t row = __shfl_sync(0xffffffffu, tile.d_row + wg * 64, 0);
+                const uint32_t src0 = tile_addr + wg * 64 * OutTile::kAtomBytes;
+                if (lane == 0) {
 #pragma unroll
-        for (int w = 0; w < kNumWaves; ++w) {
-            const uint32_t row_base = w * kWaveRows + wg * 64;
-            if constexpr (kIs1D1D) OutTile::template write_f32<kBlockN / 8>(tile_addr, acc[w], row_base, warp, lane);
-            else OutTile::template write_bf16<kBlockN / 8>(tile_addr, acc[w], row_base, warp, lane);
-        }
-        ptx::fence_proxy_async();  // generic smem writes -> visible to the TMA (async proxy) reads
-        TESSERA_TILE_MARK(kEpiWritten, tile, wg == 0 && warp == 0 && lane == 0);
-        ptx::named_barrier_sync(barrier, 128);
-        TESSERA_TILE_MARK(kEpiBarrier, tile, wg == 0 && warp == 0 && lane == 0);
-        if (kStagedRows && tile.valid_rows < kBlockM) {
-            copy_valid_rows(p, tile_addr, tile, wg, warp, lane);
-        } else if (warp == 0 && kOneLaneIssue) {
-            // Coordinates taken through shuffles are warp-uniform to ptxas, so they stay in uniform registers and the
-            // boxes go out back to back; the loop over lanes below made each box a waterfall loop of R2UR.
-            const uint32_t col = __shfl_sync(0xffffffffu, tile.coord.n_block * kBlockN, 0);
-            const uint32_t row = __shfl_sync(0xffffffffu, tile.d_row + wg * 64, 0);
-            const uint32_t src0 = tile_addr + wg * 64 * OutTile::kAtomBytes;
-            if (lane == 0) {
+                    for (int w = 0; w < kNumWaves; ++w)
 #pragma unroll
-                for (int w = 0; w < kNumWaves; ++w)
-#pragma unroll
-                    for (int atom = 0; atom < OutTile::kNumAtoms; ++atom)
-                        ptx::tma_store_2d(p.tensor_map_d,
-                                          src0 + atom * OutTile::kAtomStride + w * kWaveRows * OutTile::kAtomBytes,
-                                          static_cast<int32_t>(col + atom * OutTile::kAtomCols),
-                                          static_cast<int32_t>(row + w * kWaveRows));
+                        for (int atom = 0; atom < kHalfAtoms; ++atom)
+                            ptx::tma_store_2d(p.tensor_map_d,
+                                              src0 + atom * OutTile::kAtomStride + w * kWaveRows * OutTile::kAtomBytes,
+                                              static_cast<int32_t>(col + atom * OutTile::kAtomCols),
+                                              static_cast<int32_t>(row + w * kWaveRows));
+                    ptx::bulk_commit_group();
+                }
+            } else if (warp == 0) {
+                for (uint32_t t = lane; t < kNumWaves * kHalfAtoms; t += 32) {
+                    const uint32_t w = t / kHalfAtoms, atom = t % kHalfAtoms;
+                    const uint32_t row_base = w * kWaveRows + wg * 64;
+                    const uint32_t src = tile_addr + atom * OutTile::kAtomStride + row_base * OutTile::kAtomBytes;
+                    const int32_t c0 = static_cast<int32_t>(tile.coord.n_block * kBlockN + half * kHalfCols +
+                                                            atom * OutTile::kAtomCols);
+                    const int32_t c1 = static_cast<int32_t>(tile.d_row + row_base);
+                    if constexpr (kIs1D1D) ptx::tma_reduce_add_2d(p.tensor_map_d, src, c0, c1);
+                    else ptx::tma_store_2d(p.tensor_map_d, src, c0, c1);
+                }
                 ptx::bulk_commit_group();
             }
-        } else if (warp == 0) {
-            for (uint32_t t = lane; t < kNumWaves * OutTile::kNumAtoms; t += 32) {
-                const uint32_t w = t / OutTile::kNumAtoms, atom = t % OutTile::kNumAtoms;
-                const uint32_t row_base = w * kWaveRows + wg * 64;
-                const uint32_t src = tile_addr + atom * OutTile::kAtomStride + row_base * OutTile::kAtomBytes;
-                const int32_t c0 = static_cast<int32_t>(tile.coord.n_block * kBlockN + atom * OutTile::kAtomCols);
-                const int32_t c1 = static_cast<int32_t>(tile.d_row + row_base);
-                if constexpr (kIs1D1D) ptx::tma_reduce_add_2d(p.tensor_map_d, src, c0, c1);
-                else ptx::tma_store_2d(p.tensor_map_d, src, c0, c1);
-            }
-            ptx::bulk_commit_group();
         }
     }
 
