@@ -61,8 +61,9 @@ struct Options {
     // tile each stages its D tile over the A ring and takes the freed shared memory as one more stage
     // (docs/perf/fp8_gemm.md v22).
     bool fp8_d_in_ring = true;
-    // D in halves (TESSERA_FP8_D_HALVES=0 turns it off, for A/B runs): masked plans at K <= 2048 whose whole D tile
-    // leaves a ring of 3 stages (128x256) stage it one N half at a time and take a fourth (docs/perf/fp8_grouped.md v26).
+    // D in halves (TESSERA_FP8_D_HALVES=0 turns it off, for A/B runs): masked plans at 1536 < K <= 2048 whose whole
+    // D tile leaves a ring of 3 stages (128x256) stage it one N half at a time and take a fourth
+    // (docs/perf/fp8_grouped.md v26).
     bool fp8_d_halves = true;
     // Launch
     bool pdl = false;             // programmatic dependent launch attribute

@@ -352,12 +352,12 @@ Fp8GemmConfig finish_config(const Fp8GemmProblem& p, Fp8GemmConfig c) {
         return stages;
     };
     c.num_stages = deepest(false);
-    // D in halves (where the problem allows it: masked at K <= 2048) when the whole D tile leaves a ring of 3 stages
-    // (128x256: 64 KB of D) and half of it makes 4: the epilogue then stores the two N halves in turn, the second
-    // after the TMA has read the first. H200 (docs/perf/fp8_grouped.md v26): masked e192 4096x2048 4.4 % faster, e1024
-    // 1.1 %; at K = 7168 (the unrolled loop) masked ran level, contiguous and psum 1.4-1.6 % slower. Not to 5 stages:
-    // a 4-stage ring runs the loop unrolled over its passes (fp8_gemm.md v21). Not with two CTAs per SM (64x128
-    // spilled). BF16 tiles of an even number of store atoms only.
+    // D in halves (where the problem allows it: masked at 1536 < K <= 2048) when the whole D tile leaves a ring of 3
+    // stages (128x256: 64 KB of D) and half of it makes 4: the epilogue then stores the two N halves in turn, the
+    // second after the TMA has read the first. H200 (docs/perf/fp8_grouped.md v26): masked e192 4096x2048 2.7-4.4 %
+    // faster, e1024 0.8-1.1 %; at K = 7168 (the unrolled loop) masked ran level, contiguous and psum 1.4-1.6 % slower.
+    // Not to 5 stages: a 4-stage ring runs the loop unrolled over its passes (fp8_gemm.md v21). Not with two CTAs per
+    // SM (64x128 spilled). BF16 tiles of an even number of store atoms only.
     int store_swizzle = 0, store_box_n = 0;
     fp8_gemm_store_layout(p.mode, c.block_n, &store_swizzle, &store_box_n);
     const bool halves_allowed = p.allow_d_halves && p.mode == Fp8GemmMode::k1D2D && c.split_k == 1 &&

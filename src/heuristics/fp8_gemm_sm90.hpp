@@ -39,7 +39,7 @@ struct Fp8GemmProblem {
     // v12 measured them slower than no cluster for dense, contiguous and 1D1D tiles).
     bool allow_b_multicast = false;
     int small_m_box_rows = 0;  // dense: M <= this (16 or 32) on 64-row tiles loads A in 16- or 32-row boxes
-    bool allow_d_halves = false;  // 1D2D rings of 3 stages may stage D in N halves to take a fourth (masked K <= 2048)
+    bool allow_d_halves = false;  // 3-stage 1D2D rings may stage D in N halves for a 4th (masked, 1536 < K <= 2048)
     bool allow_d_in_ring = false;  // dense 1D2D: plans with one tile per CTA may stage D over the A ring
     bool allow_stream_k = false;     // dense 1D2D, opt-in: spread a partial last wave over every CTA
     // Tuning override (TESSERA_FP8_CONFIG): when forced_block_m > 0 the search is skipped and this tile, cluster

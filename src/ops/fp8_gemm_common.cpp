@@ -201,8 +201,9 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
                                key.kind == GemmKind::kPsum;
     problem.small_m_box_rows = key.kind == GemmKind::kDense ? options().fp8_small_m_box : 0;
     problem.allow_stream_k = key.kind == GemmKind::kDense && key.stream_k;
-    // Masked only, and only where its tiles run the rolled k-block loop (K <= 2048): the rows that gained (v26).
-    problem.allow_d_halves = options().fp8_d_halves && key.kind == GemmKind::kMasked && key.k <= 2048;
+    // Masked only, and only where its tiles run the rolled k-block loop (K <= 2048): the rows that gained (v26). Not
+    // at K <= 1536, where the 128x256 kernels spilled with it (K = 1024, 1536; choose_buildable_config falls back).
+    problem.allow_d_halves = options().fp8_d_halves && key.kind == GemmKind::kMasked && key.k > 1536 && key.k <= 2048;
     problem.allow_d_in_ring =
         key.kind == GemmKind::kDense && key.mode == heuristics::Fp8GemmMode::k1D2D && options().fp8_d_in_ring;
     // Tuning sweeps force dense, per-row contiguous (whose BLOCK_M stays the alignment's), psum and masked plans.
@@ -219,6 +220,16 @@ heuristics::Fp8GemmConfig choose_buildable_config(heuristics::Fp8GemmProblem& pr
             build(config);
             return config;
         } catch (const SpillError& e) {
+            // D in halves changes the kernel's loop (a fourth stage), and ptxas spilled some of those where the whole
+            // D tile did not (masked 128x256 at K = 1024 and 1536, 16 bytes): the same tile with the whole D tile
+            // comes first, before any tile is given up (also for a forced tile; not for forced stages).
+            if (config.d_halves && problem.allow_d_halves && problem.forced_num_stages == 0) {
+                if (options().print_configs)
+                    std::fprintf(stderr, "[tessera] %s refused here (%s); planning again without D in halves\n",
+                                 config.describe().c_str(), e.what());
+                problem.allow_d_halves = false;
+                continue;
+            }
             // A tile at the register budget's edge can spill for some shape constants (masked 64x192 at K = 1536,
             // any N: the consumers need 250 of their 248 registers there), or ptxas can serialize its wgmma. Plan
             // without it rather than fail the call or run a kernel at a fraction of its speed.

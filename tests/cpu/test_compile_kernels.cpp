@@ -85,6 +85,38 @@ TEST(CompileKernels, ReplanExcludesTheSpillingTileAndKeepsTheNextPick) {
     EXPECT_FALSE(c.block_m == first.block_m && c.block_n == first.block_n) << c.describe();
 }
 
+// A spilling D-in-halves plan is planned again with the whole D tile first, on the same tile (3 stages), before any
+// tile is given up; then the halves stay off for that shape.
+TEST(CompileKernels, SpillingDHalvesFallBackToTheWholeDTile) {
+    heuristics::Fp8GemmProblem problem{192, 4096, 2048, heuristics::Fp8GemmMode::k1D2D, 132, 232448};
+    problem.num_groups = 32;
+    problem.m_is_hint = true;
+    problem.allow_d_halves = true;
+    problem.forced_block_m = 128;  // a forced tile keeps the fallback: halves are not part of what was forced
+    problem.forced_block_n = 256;
+    std::vector<heuristics::Fp8GemmConfig> tried;
+    const heuristics::Fp8GemmConfig c = ops::choose_buildable_config(problem, [&](const heuristics::Fp8GemmConfig& cfg) {
+        tried.push_back(cfg);
+        if (cfg.d_halves) throw SpillError("kernel x uses local memory");
+    });
+    ASSERT_EQ(tried.size(), 2u);
+    EXPECT_TRUE(tried[0].d_halves);
+    EXPECT_EQ(tried[0].num_stages, 4);
+    EXPECT_FALSE(c.d_halves);
+    EXPECT_EQ(c.num_stages, 3);
+    EXPECT_EQ(c.block_m, 128);
+    EXPECT_EQ(c.block_n, 256);
+    EXPECT_FALSE(problem.allow_d_halves);
+    EXPECT_EQ(problem.num_excluded_tiles, 0);
+    // Forced stages are the caller's answer: no fallback.
+    problem.allow_d_halves = true;
+    problem.forced_num_stages = 4;
+    EXPECT_THROW(ops::choose_buildable_config(problem, [](const heuristics::Fp8GemmConfig&) {
+                     throw SpillError("kernel x uses local memory");
+                 }),
+                 SpillError);
+}
+
 // A forced config is not re-planned: its spill is the caller's answer.
 TEST(CompileKernels, ForcedSpillingConfigStillThrows) {
     heuristics::Fp8GemmProblem problem{1, 4096, 1536, heuristics::Fp8GemmMode::k1D2D, 132, 232448};

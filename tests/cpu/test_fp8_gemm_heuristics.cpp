@@ -115,15 +115,21 @@ TEST(Fp8GemmHeuristics, DInRingOnlyWhereEachCtaHasOneTile) {
     EXPECT_THROW(choose_fp8_gemm_config(f), tessera::InvalidArgument);
 }
 
-// D in halves: where the problem allows it (masked at K <= 2048), a 128x256 tile whose whole D tile leaves 3 stages
-// stages D one N half at a time and takes a fourth; nowhere else, and never past 4 stages or with two CTAs per SM.
-TEST(Fp8GemmHeuristics, DHalvesBuyTheFourthStageOf128x256) {
-    Fp8GemmProblem p{192, 4096, 2048, Fp8GemmMode::k1D2D, 132, 232448};
-    p.num_groups = 32;
+// A masked problem as the host plans it: `expected_m` rows per group (a hint), 132 SMs, the full shared memory.
+static Fp8GemmProblem masked_problem(std::int64_t expected_m, std::int64_t n, std::int64_t k, int groups) {
+    Fp8GemmProblem p{expected_m, n, k, Fp8GemmMode::k1D2D, 132, 232448};
+    p.num_groups = groups;
     p.m_is_hint = true;
+    return p;
+}
+
+// D in halves: where the problem allows it (masked at 1536 < K <= 2048), a 128x256 tile whose whole D tile leaves 3
+// stages stages D one N half at a time and takes a fourth; nowhere else, and never past 4 stages or two CTAs per SM.
+TEST(Fp8GemmHeuristics, DHalvesBuyTheFourthStageOf128x256) {
+    Fp8GemmProblem p = masked_problem(192, 4096, 2048, 32);
     p.forced_block_m = 128;
     p.forced_block_n = 256;
-    EXPECT_FALSE(choose_fp8_gemm_config(p).d_halves);  // not allowed: TESSERA_FP8_D_HALVES=0, or not masked K <= 2048
+    EXPECT_FALSE(choose_fp8_gemm_config(p).d_halves);  // not allowed: TESSERA_FP8_D_HALVES=0, or outside its K range
     EXPECT_EQ(choose_fp8_gemm_config(p).num_stages, 3);
     p.allow_d_halves = true;
     const Fp8GemmConfig c = choose_fp8_gemm_config(p);

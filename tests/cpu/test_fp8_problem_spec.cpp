@@ -38,15 +38,15 @@ TEST(Fp8ProblemSpec, PsumTakesWideTiles) {
     }
 }
 
-// D in halves (a fourth stage for 128x256): masked plans at K <= 2048 only (docs/perf/fp8_grouped.md v26).
-TEST(Fp8ProblemSpec, DHalvesOnlyForMaskedUpToK2048) {
+// D in halves (a fourth stage for 128x256): masked plans at 1536 < K <= 2048 only (docs/perf/fp8_grouped.md v26).
+TEST(Fp8ProblemSpec, DHalvesOnlyForMaskedAtKUpTo2048) {
     for (const char* desc : {"masked:192x4096x2048:32:4096", "masked:1024x4096x2048:6:4096"}) {
         const std::string kernel = described(desc);
         EXPECT_NE(kernel.find("kBlockN=256,kBlockK=128,kNumStages=4,"), std::string::npos) << desc << ": " << kernel;
         EXPECT_NE(kernel.find("kDHalves=1"), std::string::npos) << desc << ": " << kernel;
     }
-    for (const char* desc : {"masked:192x6144x7168:32:4096", "psum:8160x4096x2048:4", "contiguous:32640x4096x2048:4",
-                             "dense:4096x7168x2048"}) {
+    for (const char* desc : {"masked:192x6144x7168:32:4096", "masked:192x4096x1536:32:4096", "psum:8160x4096x2048:4",
+                             "contiguous:32640x4096x2048:4", "dense:4096x7168x2048"}) {
         const std::string kernel = described(desc);
         EXPECT_EQ(kernel.find("kDHalves"), std::string::npos) << desc << ": " << kernel;
     }

@@ -306,8 +306,8 @@ struct Fp8GemmKernel {
     // several tiles is correct but does not overlap its epilogue with the next loads: the planner asks for it only
     // where every CTA has at most one tile (4096x576x7168 at 128x144: 6 stages instead of 5).
     static constexpr bool kDInRing = fp8_gemm_detail::d_in_ring<Config>();
-    // D staged in halves (kDHalves, BF16 128x256 masked tiles at K <= 2048): the epilogue writes and stores the
-    // tile's two 128-column halves in turn through half a tile of shared memory, which buys a fourth ring stage
+    // D staged in halves (kDHalves, BF16 128x256 masked tiles at 1536 < K <= 2048): the epilogue writes and stores
+    // the tile's two 128-column halves in turn through half a tile of shared memory, which buys a fourth ring stage
     // (3 x 48 KB + 64 KB of D leaves no room for one; 4 x 48 KB + 32 KB + the barriers fill the 227 KB exactly). The
     // second half waits for the TMA to have read the first (docs/perf/fp8_grouped.md v26).
     static constexpr bool kDHalves = fp8_gemm_detail::d_halves<Config>();
