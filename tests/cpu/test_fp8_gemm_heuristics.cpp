@@ -140,6 +140,8 @@ TEST(Fp8GemmHeuristics, DHalvesBuyTheFourthStageOf128x256) {
     EXPECT_EQ(fp8_gemm_smem_bytes(Fp8GemmMode::k1D2D, 128, 256, 3), 215040);
     EXPECT_NE(c.describe().find("D in halves"), std::string::npos);
     // Forced stages: 4 takes the halves, 3 the whole tile, 5 does not fit.
+    p.forced_num_stages = 4;
+    EXPECT_TRUE(choose_fp8_gemm_config(p).d_halves);
     p.forced_num_stages = 3;
     EXPECT_FALSE(choose_fp8_gemm_config(p).d_halves);
     p.forced_num_stages = 5;

@@ -9,13 +9,16 @@ import pytest
 from test_sass_cpu import find_tessera_cli
 
 
-def compile_fp8(tmp_path, problem, config=None, extra=(), d_in_ring=None):
+def compile_fp8(tmp_path, problem, config=None, extra=(), d_in_ring=None, d_halves=None):
     cli = find_tessera_cli()
     if cli is None:
         pytest.skip("needs the tessera command")
     env = dict(os.environ, TESSERA_CACHE_DIR=str(tmp_path / "cache"))
     env.pop("TESSERA_FP8_CONFIG", None)
     env.pop("TESSERA_FP8_D_IN_RING", None)
+    env.pop("TESSERA_FP8_D_HALVES", None)
+    if d_halves is not None:
+        env["TESSERA_FP8_D_HALVES"] = d_halves
     if d_in_ring is not None:
         env["TESSERA_FP8_D_IN_RING"] = d_in_ring
     if config is not None:
@@ -37,6 +40,18 @@ def test_forced_stage_count_reaches_the_kernel(tmp_path):
     assert forced.returncode == 0, forced.stdout + forced.stderr
     assert "kNumStages=4," in forced.stdout and "kSplitK" not in forced.stdout, forced.stdout
     assert "kDInRing" not in forced.stdout, forced.stdout
+
+
+def test_d_halves_switch_reaches_the_masked_plan(tmp_path):
+    # Masked 128x256 at K = 2048: D in halves makes the ring 4 stages, and the kernel builds without spilling (the
+    # command fails on a spill); TESSERA_FP8_D_HALVES=0 keeps the whole D tile and 3 stages.
+    default = compile_fp8(tmp_path, "masked:192x4096x2048:32:4096")
+    assert default.returncode == 0, default.stdout + default.stderr
+    assert "kBlockN=256," in default.stdout and "kNumStages=4," in default.stdout, default.stdout
+    assert "kDHalves=1" in default.stdout, default.stdout
+    off = compile_fp8(tmp_path, "masked:192x4096x2048:32:4096", d_halves="0")
+    assert off.returncode == 0, off.stdout + off.stderr
+    assert "kNumStages=3," in off.stdout and "kDHalves" not in off.stdout, off.stdout
 
 
 def test_forced_d_in_ring_with_several_tiles_per_cta(tmp_path):
