@@ -27,8 +27,9 @@ struct Options {
     std::string ptxas_options;
     // Operand-reuse hints for the FP8 promotion (jit/ffma_hints.hpp), applied to 1D2D FP8 GEMM cubins after the
     // compile: the scale stays in the reuse cache along each FFMA run and every n-th FFMA yields
-    // (TESSERA_JIT_FFMA_HINTS=n; 0 keeps ptxas's hints). Part of the cache key.
-    int ffma_hints = 4;
+    // (TESSERA_JIT_FFMA_HINTS=n for every kernel; 0 keeps ptxas's hints; -1, the default: the interval measured
+    // best per kernel, Jit::ffma_hints_for). Part of the cache key.
+    int ffma_hints = -1;
     // Experiment: the pass on contiguous kernels too, which it leaves alone by default (measured slower there;
     // TESSERA_JIT_FFMA_HINTS=n:all), so that a profile can compare the same contiguous kernel with and without it.
     bool ffma_hints_all_kinds = false;

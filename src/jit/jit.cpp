@@ -142,15 +142,18 @@ const DiskCache* Jit::disk_cache() {
 // The yield interval of the promotion's reuse hints for this kernel, or 0 where the pass does not run. It runs on the
 // 1D2D FP8 GEMMs where the H200 measured a gain (dense, psum, masked: 0.7-1.5 %), not on the m-grouped contiguous
 // kind, which it made 0.7 % slower, nor on 1D1D, whose promotion FFMAs each read their own per-column scale (no
-// run shares a register to cache; docs/perf/fp8_gemm.md v16).
+// run shares a register to cache; docs/perf/fp8_gemm.md v16). Without TESSERA_JIT_FFMA_HINTS the interval is 4,
+// and 6 for the masked and psum 128x256 kernels at K >= 3072: 0.3-1 % faster there, while at K = 2048 and on the
+// 128x192 kernels 6 lost (docs/perf/fp8_grouped.md v13, v27).
 int Jit::ffma_hints_for(const KernelSpec& spec) const {
-    if (options_.ffma_hints <= 0 || spec.family != Family::kFp8Gemm || spec.get("kMode") != 0) return 0;
-    constexpr std::int64_t kContiguousKind = 1;  // prims::GemmKind::kContiguous (kernels/tessera/prims)
-    for (int i = 0; i < spec.num_fields; ++i)
-        if (std::string_view(spec.fields[i].name) == "kGemmKind" && spec.fields[i].value == kContiguousKind &&
-            !options_.ffma_hints_all_kinds)
-            return 0;
-    return options_.ffma_hints;
+    if (options_.ffma_hints == 0 || spec.family != Family::kFp8Gemm || spec.get("kMode") != 0) return 0;
+    constexpr std::int64_t kContiguousKind = 1, kPsumKind = 2, kMaskedKind = 3;  // prims::GemmKind
+    const std::int64_t kind = spec.get_or("kGemmKind", 0);
+    if (kind == kContiguousKind && !options_.ffma_hints_all_kinds) return 0;
+    if (options_.ffma_hints > 0) return options_.ffma_hints;
+    const bool long_wide_grouped = (kind == kPsumKind || kind == kMaskedKind) && spec.get("kBlockN") == 256 &&
+                                   spec.get("kShapeK") >= 3072;
+    return long_wide_grouped ? 6 : 4;
 }
 
 std::string Jit::key(const KernelSpec& spec, const Compiler* with) {

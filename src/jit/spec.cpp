@@ -35,6 +35,12 @@ KernelSpec& KernelSpec::set(const char* name, std::int64_t value) {
     return *this;
 }
 
+std::int64_t KernelSpec::get_or(std::string_view name, std::int64_t absent) const {
+    for (int i = 0; i < num_fields; ++i)
+        if (name == fields[i].name) return fields[i].value;
+    return absent;
+}
+
 std::int64_t KernelSpec::get(std::string_view name) const {
     for (int i = 0; i < num_fields; ++i)
         if (name == fields[i].name) return fields[i].value;

@@ -46,6 +46,7 @@ struct KernelSpec {
     // Adds a named field; `name` must be a string literal (kCamelCase, as the kernel's Config reads it).
     KernelSpec& set(const char* name, std::int64_t value);
     std::int64_t get(std::string_view name) const;  // throws when absent
+    std::int64_t get_or(std::string_view name, std::int64_t absent) const;
 
     bool operator==(const KernelSpec& other) const noexcept;
     std::size_t hash() const noexcept;

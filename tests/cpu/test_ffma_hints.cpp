@@ -123,6 +123,33 @@ TEST(FfmaHints, TheJitAppliesThePassTo1D2DKernelsOnlyAndKeysTheCacheOnIt) {
     std::filesystem::remove_all(cache);
 }
 
+TEST(FfmaHints, TheDefaultIntervalIsSixOnlyForLongMaskedAndPsum128x256Kernels) {
+    Options o = test::test_options(test::make_temp_dir("tessera-cache"), CompilerKind::kNvrtc);
+    o.ffma_hints = -1;  // no TESSERA_JIT_FFMA_HINTS: the interval measured best per kernel
+    jit::Jit j(o);
+    const auto with = [](std::int64_t kind, std::int64_t block_n, std::int64_t k) {
+        jit::KernelSpec s = dense_128x192();
+        s.set("kBlockN", block_n).set("kShapeK", k);
+        if (kind != 0) s.set("kGemmKind", kind);
+        return s;
+    };
+    constexpr std::int64_t kDense = 0, kContiguous = 1, kPsum = 2, kMasked = 3;
+    EXPECT_EQ(j.ffma_hints_for(with(kMasked, 256, 7168)), 6);
+    EXPECT_EQ(j.ffma_hints_for(with(kPsum, 256, 3072)), 6);
+    EXPECT_EQ(j.ffma_hints_for(with(kMasked, 256, 2048)), 4);  // measured 0.3-0.6 % slower with 6 at K = 2048
+    EXPECT_EQ(j.ffma_hints_for(with(kPsum, 256, 2048)), 4);
+    EXPECT_EQ(j.ffma_hints_for(with(kMasked, 192, 7168)), 4);  // 128x192 lost with 6 (fp8_grouped.md v13)
+    EXPECT_EQ(j.ffma_hints_for(with(kDense, 256, 7168)), 4);
+    EXPECT_EQ(j.ffma_hints_for(with(kContiguous, 256, 7168)), 0);
+    Options forced = o;
+    forced.ffma_hints = 4;  // TESSERA_JIT_FFMA_HINTS=4 applies to every kernel that takes the pass
+    jit::Jit jf(forced);
+    EXPECT_EQ(jf.ffma_hints_for(with(kMasked, 256, 7168)), 4);
+    EXPECT_NE(jf.key(with(kMasked, 256, 7168)), j.key(with(kMasked, 256, 7168)));
+    EXPECT_EQ(jf.key(with(kMasked, 256, 2048)), j.key(with(kMasked, 256, 2048)));
+    std::filesystem::remove_all(o.cache_dir);
+}
+
 TEST(FfmaHints, LeavesAnythingButACudaElfAlone) {
     std::string text = "not an ELF image at all, just bytes of text long enough to have a header...............";
     const std::string copy = text;

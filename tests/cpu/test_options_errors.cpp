@@ -85,7 +85,7 @@ TEST(Options, BadValuesNameTheVariable) {
 TEST(Options, FfmaHintInterval) {
     {
         const Options o = Options::from_env();
-        EXPECT_EQ(o.ffma_hints, 4);
+        EXPECT_EQ(o.ffma_hints, -1);  // per kernel (Jit::ffma_hints_for)
         EXPECT_FALSE(o.ffma_hints_all_kinds);
     }
     {
