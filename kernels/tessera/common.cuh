@@ -43,14 +43,6 @@ struct Conditional<false, T, F> {
 template <bool kCond, class T, class F>
 using conditional_t = typename Conditional<kCond, T, F>::type;
 
-// The `minBlocksPerMultiprocessor` of a kernel's __launch_bounds__: K::kMinBlocksPerSm where the kernel type has it
-// (kernels that run two CTAs per SM), else 1.
-template <class K>
-constexpr int min_blocks_per_sm() {
-    if constexpr (requires { K::kMinBlocksPerSm; }) return K::kMinBlocksPerSm;
-    else return 1;
-}
-
 }  // namespace tessera
 
 #define TESSERA_DEVICE __device__ __forceinline__

@@ -17,20 +17,6 @@ int align_up(int a, int b) { return (a + b - 1) / b * b; }
 Fp8GemmConfig finish_config(const Fp8GemmProblem& p, Fp8GemmConfig c);
 Fp8GemmConfig forced_config(const Fp8GemmProblem& p);
 
-// Stream-K (opt-in) where the last wave leaves a tenth of the workers or more idle, there is at least one whole
-// wave, and the last wave's k-blocks cover every worker (kernels/tessera/prims/stream_k.cuh). Workers are clusters.
-bool stream_k_pays(const Fp8GemmProblem& p, const Fp8GemmConfig& c, std::int64_t tiles) {
-    if (!p.allow_stream_k || p.mode != Fp8GemmMode::k1D2D || p.num_groups != 1 || c.split_k != 1 ||
-        c.ctas_per_sm != 1)
-        return false;
-    const std::int64_t cluster = c.cluster_m * c.cluster_n;
-    const std::int64_t workers = p.num_sms / cluster, units = ceil_div(tiles, cluster);
-    const std::int64_t last = units % workers, kb = ceil_div(p.k, 128);
-    // (The kernel's partition arithmetic is 32-bit: workers^2 * kb must stay below 2^31.)
-    return units >= workers && last > 0 && 10 * last <= 9 * workers && last * kb >= workers &&
-           workers * workers * kb < (std::int64_t{1} << 31);
-}
-
 // Per-128-K-block cost of one tile in the units of choose_fp8_gemm_config's model (1 unit ~ 22 ps on the H200:
 // a 128x128 2-warpgroup tile's k-block of tensor-core work is 16384 units).
 double tile_cost_per_k_block(int block_m, int block_n, int wgs) {
@@ -198,10 +184,10 @@ void fp8_gemm_store_layout(Fp8GemmMode mode, int block_n, int* swizzle, int* box
 std::string Fp8GemmConfig::describe() const {
     return detail::str_cat("block ", block_m, "x", block_n, "x", block_k, ", ", num_stages, " stages, ",
                            num_math_warpgroups, " math WG, cluster ", cluster_m, "x", cluster_n, ", split-K ", split_k,
-                           ", ", num_sms, " CTAs", ctas_per_sm > 1 ? " (2 per SM)" : "", ", group ", group_size,
+                           ", ", num_sms, " CTAs, group ", group_size,
                            ", smem ", smem_bytes,
                            load_rows_a > 0 ? detail::str_cat(", A box ", load_rows_a, " rows") : std::string(),
-                           stream_k ? ", stream-K" : "", d_in_ring ? ", D in ring" : "",
+                           d_in_ring ? ", D in ring" : "",
                            d_halves ? ", D in halves" : "");
 }
 
@@ -215,24 +201,15 @@ int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, 
            (d_in_ring ? 0 : block_m * block_n * out / (d_halves ? 2 : 1)) + stages * 128 * (block_m + block_n);
 }
 
-std::size_t fp8_gemm_stream_k_workspace_bytes(const Fp8GemmConfig& c) {
-    if (!c.stream_k) return 0;
-    // Mirrors the kernel's layout (Fp8GemmEpilogue::stream_k_slot): counters for align(grid, 64) CTAs, then one FP32
-    // tile per CTA.
-    return static_cast<std::size_t>(align_up(c.num_sms, 64)) * 4 +
-           static_cast<std::size_t>(c.num_sms) * c.block_m * c.block_n * 4;
-}
-
 int fp8_gemm_cluster_capacity(int num_sms, int size) {
     if (size <= 2) return num_sms / size * size;
     return std::max(size, (num_sms - 4) / size * size);
 }
 
 bool fp8_gemm_fits_registers(Fp8GemmMode mode, int block_m, int block_n, int math_warpgroups, int* n_splits,
-                             int reserved_regs, int ctas_per_sm) {
+                             int reserved_regs) {
     const int waves = block_m / (64 * math_warpgroups);
-    // The kernel's kMathRegs: two CTAs per SM leave a consumer 216 registers.
-    const int budget = (ctas_per_sm == 2 ? 216 : math_warpgroups == 2 ? 232 : 248) - reserved_regs;
+    const int budget = (math_warpgroups == 2 ? 232 : 248) - reserved_regs;  // the kernel's kMathRegs
     for (int s : {1, 2, 4}) {
         if (block_n % (8 * s) != 0) continue;
         const int regs = waves * block_n / 2 + block_n / (2 * s) + (mode == Fp8GemmMode::k1D1D ? block_n / (4 * s) : 0);
@@ -317,22 +294,15 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
     TESSERA_CHECK(best_cost < std::numeric_limits<double>::max(), "FP8 GEMM planning: no tile left for m=", p.m,
                   " n=", p.n, " k=", p.k, " (", p.num_excluded_tiles, " excluded after spilling)");
     if (p.allow_split_k && p.mode == Fp8GemmMode::k1D2D && p.num_groups == 1) choose_split_k(p, best);
-    // Multicast the larger operand across a pair when there are enough tiles for pairs to form and the grid is even:
-    // A across an N-pair (dense, tiles taller than wide), or B across an M-pair. B pairs only for the k-grouped
-    // opt-in: on the H200 (docs/perf/fp8_gemm.md v12) 1D2D 128x192 tiles ran 1.5-4.5 % slower with them than without
-    // a cluster on every dense M = 4096 row and every contiguous row, and 1D1D 128x152 tiles 0-4 % slower (wgrad
-    // 7168x4096x2048: 193.0 against 185.6 us); A pairs of 256x128 tiles run ~7 % faster than no cluster
-    // (6144x6144x7168: 392.2 against 419.4 us).
-    const std::int64_t m_blocks = ceil_div(p.m, c.block_m);
+    // Multicast A across an N-pair of tall tiles (dense) when there are enough tiles for pairs to form and the grid
+    // is even: 256x128 pairs ran ~7 % faster than no cluster on the H200 (6144x6144x7168: 392.2 against 419.4 us).
+    // B pairs along M measured 1.5-4.5 % slower than no cluster on every dense and contiguous row, so none are
+    // planned (docs/performance.md, tried and rejected).
     const std::int64_t n_blocks = ceil_div(p.n, c.block_n);
-    const std::int64_t tiles = p.num_groups * m_blocks * n_blocks;
-    const bool pairs_fit_groups = !p.pairs_need_even_group_tiles || (m_blocks * n_blocks) % 2 == 0;
-    if (c.split_k == 1 && p.allow_cluster && pairs_fit_groups && p.num_sms % 2 == 0 && tiles >= p.num_sms &&
-        p.m >= 512) {
-        if (p.allow_a_multicast && c.block_m > c.block_n && n_blocks >= 2) c.cluster_n = 2;
-        else if (m_blocks >= 2 && p.allow_b_multicast) c.cluster_m = 2;
-    }
-    c.stream_k = stream_k_pays(p, c, tiles);
+    const std::int64_t tiles = p.num_groups * ceil_div(p.m, c.block_m) * n_blocks;
+    if (c.split_k == 1 && p.allow_cluster && p.allow_a_multicast && p.num_sms % 2 == 0 && tiles >= p.num_sms &&
+        p.m >= 512 && c.block_m > c.block_n && n_blocks >= 2)
+        c.cluster_n = 2;
     return finish_config(p, c);
 }
 
@@ -361,7 +331,7 @@ Fp8GemmConfig finish_config(const Fp8GemmProblem& p, Fp8GemmConfig c) {
     int store_swizzle = 0, store_box_n = 0;
     fp8_gemm_store_layout(p.mode, c.block_n, &store_swizzle, &store_box_n);
     const bool halves_allowed = p.allow_d_halves && p.mode == Fp8GemmMode::k1D2D && c.split_k == 1 &&
-                                c.ctas_per_sm == 1 && (c.block_n / store_box_n) % 2 == 0 && c.num_stages <= 3;
+                                (c.block_n / store_box_n) % 2 == 0 && c.num_stages <= 3;
     const int halves_stages = halves_allowed ? std::min(deepest(false, true), 4) : 0;
     // D over the ring where every CTA has at most one tile (then nothing waits for the D tile to be read out) and the
     // freed bytes make one more stage. The A ring must hold the D tile (rows x columns x 2 bytes over rows x 128).
@@ -372,20 +342,10 @@ Fp8GemmConfig finish_config(const Fp8GemmProblem& p, Fp8GemmConfig c) {
     const int ring_stages = deepest(true);
     const bool one_tile_per_cta = ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n) <= c.num_sms;
     const bool ring_allowed = p.allow_d_in_ring && p.mode == Fp8GemmMode::k1D2D && p.num_groups == 1 &&
-                              !p.m_is_hint && c.split_k == 1 && c.cluster_m * c.cluster_n == 1 &&
-                              c.ctas_per_sm == 1 && !c.stream_k;
+                              !p.m_is_hint && c.split_k == 1 && c.cluster_m * c.cluster_n == 1;
     const bool ring_pays = c.num_math_warpgroups == 2 && c.num_stages >= 5 && c.num_stages < ceil_div(p.k, 128);
     const auto ring_holds_d = [&](int stages) { return 2 * c.block_n <= stages * 128; };
-    if (p.forced_d_in_ring) {
-        // Tuning and tests (TESSERA_FP8_CONFIG ":d"): wherever the kernel allows it, whatever the tile count.
-        TESSERA_CHECK(ring_allowed, "TESSERA_FP8_CONFIG: ':d' (D over the ring) needs a dense 1D2D plan without "
-                                    "cluster, split-K, stream-K or two CTAs per SM");
-        c.d_in_ring = true;
-        c.num_stages = p.forced_num_stages > 0 ? p.forced_num_stages : ring_stages;
-        TESSERA_CHECK(c.num_stages >= 2 && c.num_stages <= ring_stages && ring_holds_d(c.num_stages),
-                      "TESSERA_FP8_CONFIG: ", c.block_m, "x", c.block_n, " with D over the ring takes ",
-                      ceil_div(2 * c.block_n, 128), " to ", ring_stages, " stages here, got ", c.num_stages);
-    } else if (p.forced_num_stages > 0) {
+    if (p.forced_num_stages > 0) {
         const bool ring = ring_allowed && one_tile_per_cta && ring_holds_d(p.forced_num_stages);
         const int most = std::max({c.num_stages, ring ? ring_stages : 0, halves_stages});
         TESSERA_CHECK(p.forced_num_stages >= 2 && p.forced_num_stages <= most, "TESSERA_FP8_CONFIG: ", c.block_m,
@@ -414,23 +374,13 @@ Fp8GemmConfig forced_config(const Fp8GemmProblem& p) {
     c.block_m = p.forced_block_m;
     c.block_n = p.forced_block_n;
     c.num_math_warpgroups = c.block_m == 64 ? 1 : 2;
-    c.cluster_m = p.forced_cluster_m;
     c.cluster_n = p.forced_cluster_n;
     c.split_k = p.forced_split_k;
-    c.ctas_per_sm = p.forced_ctas_per_sm;
-    TESSERA_CHECK(c.ctas_per_sm == 1 || (c.ctas_per_sm == 2 && c.block_m == 64 && c.cluster_m * c.cluster_n == 1 &&
-                                         c.split_k == 1),
-                  "TESSERA_FP8_CONFIG: two CTAs per SM need a 64-row tile without cluster or split-K, got ", c.block_m,
-                  "x", c.block_n, " cluster ", c.cluster_m, "x", c.cluster_n, " split-K ", c.split_k);
-    // Two CTAs per SM: each gets half the SM's shared memory (the per-SM total is the per-block limit plus the 1 KB
-    // the hardware reserves per block).
-    Fp8GemmProblem q = p;
-    if (c.ctas_per_sm == 2) q.max_smem_bytes = (p.max_smem_bytes + 1024) / 2 - 1024;
     int splits = 0;
     TESSERA_CHECK((c.block_m == 64 || c.block_m == 128 || c.block_m == 256) && fp8_gemm_block_n_legal(p.mode, c.block_n) &&
                       fp8_gemm_fits_registers(p.mode, c.block_m, c.block_n, c.num_math_warpgroups, &splits,
-                                              p.consumer_reserved_regs(c.num_math_warpgroups), c.ctas_per_sm) &&
-                      fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, 2, c.split_k) <= q.max_smem_bytes,
+                                              p.consumer_reserved_regs(c.num_math_warpgroups)) &&
+                      fp8_gemm_smem_bytes(p.mode, c.block_m, c.block_n, 2, c.split_k) <= p.max_smem_bytes,
                   "TESSERA_FP8_CONFIG: tile ", c.block_m, "x", c.block_n, " is not legal for this kernel");
     TESSERA_CHECK(p.block_m == 0 || c.block_m == p.block_m, "TESSERA_FP8_CONFIG: this problem fixes the tile's rows to ",
                   p.block_m, " (contiguous layout alignment), got ", c.block_m);
@@ -439,9 +389,8 @@ Fp8GemmConfig forced_config(const Fp8GemmProblem& p) {
                   "TESSERA_FP8_CONFIG: cluster ", c.cluster_m, "x", c.cluster_n, " / split-K ", c.split_k,
                   " not available for this problem");
     const std::int64_t tiles = p.num_groups * ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n);
-    c.num_sms = c.split_k > 1 ? static_cast<int>(tiles * c.split_k) : p.num_sms * c.ctas_per_sm;
-    c.stream_k = stream_k_pays(q, c, tiles);
-    return finish_config(q, c);
+    c.num_sms = c.split_k > 1 ? static_cast<int>(tiles * c.split_k) : p.num_sms;
+    return finish_config(p, c);
 }
 
 }  // namespace

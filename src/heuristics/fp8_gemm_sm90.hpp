@@ -18,9 +18,7 @@ struct Fp8GemmProblem {
     // Grouped problems: m is the (expected) rows of one group and tiles are counted num_groups times.
     int num_groups = 1;
     int block_m = 0;             // > 0: the layout fixes BLOCK_M (contiguous: the segment alignment)
-    bool allow_cluster = true;   // multicast pairs need equal k-block counts (dense, contiguous; k-grouped opt-in)
-    // k-grouped pairs: both CTAs of a cluster must stay in one group, so each group's tile count must be even.
-    bool pairs_need_even_group_tiles = false;
+    bool allow_cluster = true;   // multicast pairs need equal k-block counts (dense, contiguous)
     // m is a hint (masked: expected_m; each group's real row count varies around it): tiles are counted as the mean
     // over 0.75 m, m and 1.25 m, so a hint just under a tile boundary does not favor tiles that the heavier groups
     // overflow (g32 e192, masked_m in 192 x U(0.7, 1.3): 64-row tiles need 3-4 blocks per group, 128-row tiles 2).
@@ -35,19 +33,13 @@ struct Fp8GemmProblem {
     // wide_split in fp8_gemm_sm90.cpp)
     bool allow_wide_split = false;
     bool allow_a_multicast = false;  // dense: pairs along N may share A (cluster_n = 2; rasterized along N)
-    // Pairs along M may share B (cluster_m = 2): only the k-grouped opt-in plans them unforced (docs/perf/fp8_gemm.md
-    // v12 measured them slower than no cluster for dense, contiguous and 1D1D tiles).
-    bool allow_b_multicast = false;
     int small_m_box_rows = 0;  // dense: M <= this (16 or 32) on 64-row tiles loads A in 16- or 32-row boxes
     bool allow_d_halves = false;  // 3-stage 1D2D rings may stage D in N halves for a 4th (masked, 1536 < K <= 2048)
     bool allow_d_in_ring = false;  // dense 1D2D: plans with one tile per CTA may stage D over the A ring
-    bool allow_stream_k = false;     // dense 1D2D, opt-in: spread a partial last wave over every CTA
-    // Tuning override (TESSERA_FP8_CONFIG): when forced_block_m > 0 the search is skipped and this tile, cluster
-    // and split are used (the rest still derived); illegal values throw InvalidArgument.
-    int forced_block_m = 0, forced_block_n = 0, forced_cluster_m = 1, forced_cluster_n = 1, forced_split_k = 1;
-    int forced_ctas_per_sm = 1;  // 2: two CTAs per SM (64-row tiles, no cluster, no split-K)
+    // Debug override (TESSERA_FP8_CONFIG): when forced_block_m > 0 the search is skipped and this tile, A multicast
+    // pair and split are used (the rest still derived); illegal values throw InvalidArgument.
+    int forced_block_m = 0, forced_block_n = 0, forced_cluster_n = 1, forced_split_k = 1;
     int forced_num_stages = 0;   // > 0: this many ring stages (at least 2, at most what shared memory holds)
-    bool forced_d_in_ring = false;  // D over the ring (where allowed), also where CTAs have several tiles
     // CTAs that clusters of 2, 4, 8 keep resident (0: fp8_gemm_cluster_capacity's estimate; -1: none; the plan fills
     // in the driver's answer when the estimate proved too high).
     int cluster_ctas[4] = {0, 0, 0, 0};
@@ -75,9 +67,7 @@ struct Fp8GemmConfig {
     int smem_bytes = 0;
     int swizzle_d_bytes = 0;  // the D store swizzle the kernel will use (mirrors the kernel's rule)
     int store_box_n = 0;
-    int ctas_per_sm = 1;  // 2: two CTAs share each SM (num_sms then counts both)
     int load_rows_a = 0;  // rows of A (and of its scales) each stage loads: 0 = block_m; 16 or 32 (small_m_box_rows)
-    bool stream_k = false;  // the last wave's k-blocks spread over every CTA (kernels/tessera/prims/stream_k.cuh)
     bool d_in_ring = false;  // the D tile is staged over the A ring (one tile per CTA), its bytes given to a stage
     bool d_halves = false;   // the D tile is staged one N half at a time, the other half's bytes given to a stage
     int num_threads() const { return 128 * (num_math_warpgroups + 1); }
@@ -98,12 +88,9 @@ int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, 
 // GPCs of 16-18, so clusters of 4 leave a few idle; the plan corrects it with the driver's occupancy query).
 int fp8_gemm_cluster_capacity(int num_sms, int size);
 
-// Bytes of the stream-K workspace of a config: one counter per CTA (padded to 64), then one FP32 tile per CTA.
-std::size_t fp8_gemm_stream_k_workspace_bytes(const Fp8GemmConfig& c);
-
 // Whether the accumulators of this tile fit the consumer register budget (possibly with an N split).
 bool fp8_gemm_fits_registers(Fp8GemmMode mode, int block_m, int block_n, int math_warpgroups, int* n_splits = nullptr,
-                             int reserved_regs = 32, int ctas_per_sm = 1);
+                             int reserved_regs = 32);
 
 // Whether the kernel accepts this BLOCK_N (1D2D above 128 may span at most two 128-wide scale blocks).
 bool fp8_gemm_block_n_legal(Fp8GemmMode mode, int block_n);

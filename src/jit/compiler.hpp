@@ -33,9 +33,6 @@ public:
 // The compiler `options` select. Throws Unsupported when it is not installed.
 std::unique_ptr<Compiler> make_compiler(const Options& options, CompilerKind kind);
 
-// Options::ptxas_options as one "-Xptxas=<option>" flag per space-separated word, in order.
-std::vector<std::string> extra_ptxas_flags(const Options& options);
-
 // Resource usage that ptxas reports for one kernel.
 struct PtxasUsage {
     int registers = -1;

@@ -22,17 +22,6 @@ int number_before(std::string_view log, std::string_view suffix) {
 
 }  // namespace
 
-std::vector<std::string> extra_ptxas_flags(const Options& options) {
-    std::vector<std::string> flags;
-    const std::string& all = options.ptxas_options;
-    for (std::size_t at = 0; at < all.size();) {
-        const std::size_t end = std::min(all.find(' ', at), all.size());
-        if (end > at) flags.push_back("-Xptxas=" + all.substr(at, end - at));
-        at = end + 1;
-    }
-    return flags;
-}
-
 PtxasUsage parse_ptxas_usage(std::string_view log) {
     PtxasUsage usage;
     usage.registers = number_before(log, "registers");

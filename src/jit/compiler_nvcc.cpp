@@ -57,10 +57,6 @@ public:
         flags_ = "-std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a -cubin --diag-suppress=177 -I" +
                  quote(options.kernel_dir);
         if (options.line_info) flags_ += " -lineinfo";
-        for (const std::string& f : extra_ptxas_flags(options)) {
-            flags_ += ' ';
-            flags_ += quote(f);
-        }
         if (options.check_spills || options.ptxas_verbose) flags_ += " -Xptxas=-v";
     }
 

@@ -70,7 +70,6 @@ public:
         signature_ = detail::str_cat("nvrtc-", major, ".", minor);
         args_ = {"-std=c++20", "-arch=sm_90a", "-default-device", "-I" + options.kernel_dir};
         if (options.line_info) args_.emplace_back("-lineinfo");
-        for (std::string& f : extra_ptxas_flags(options)) args_.push_back(std::move(f));
         // ptxas' report feeds the no-spill check; it does not change the cubin.
         if (options.check_spills || options.ptxas_verbose) args_.emplace_back("-Xptxas=-v");
         for (const std::string& a : args_) flags_ += a + " ";

@@ -139,23 +139,6 @@ const DiskCache* Jit::disk_cache() {
     return disk_cache_.get();
 }
 
-// The yield interval of the promotion's reuse hints for this kernel, or 0 where the pass does not run. It runs on the
-// 1D2D FP8 GEMMs where the H200 measured a gain (dense, psum, masked: 0.7-1.5 %), not on the m-grouped contiguous
-// kind, which it made 0.7 % slower, nor on 1D1D, whose promotion FFMAs each read their own per-column scale (no
-// run shares a register to cache; docs/perf/fp8_gemm.md v16). Without TESSERA_JIT_FFMA_HINTS the interval is 4,
-// and 6 for the masked and psum 128x256 kernels at K >= 3072: 0.3-1 % faster there, while at K = 2048 and on the
-// 128x192 kernels 6 lost (docs/perf/fp8_grouped.md v13, v27).
-int Jit::ffma_hints_for(const KernelSpec& spec) const {
-    if (options_.ffma_hints == 0 || spec.family != Family::kFp8Gemm || spec.get("kMode") != 0) return 0;
-    constexpr std::int64_t kContiguousKind = 1, kPsumKind = 2, kMaskedKind = 3;  // prims::GemmKind
-    const std::int64_t kind = spec.get_or("kGemmKind", 0);
-    if (kind == kContiguousKind && !options_.ffma_hints_all_kinds) return 0;
-    if (options_.ffma_hints > 0) return options_.ffma_hints;
-    const bool long_wide_grouped = (kind == kPsumKind || kind == kMaskedKind) && spec.get("kBlockN") == 256 &&
-                                   spec.get("kShapeK") >= 3072;
-    return long_wide_grouped ? 6 : 4;
-}
-
 std::string Jit::key(const KernelSpec& spec, const Compiler* with) {
     const Compiler& c = with ? *with : compiler();
     const std::string source = spec.render();
@@ -167,7 +150,7 @@ std::string Jit::key(const KernelSpec& spec, const Compiler* with) {
     includes = include_hasher_->digest_of_includes(source);
     Digest digest;
     digest.update(source).update(includes).update(c.signature()).update(c.flags()).update("sm_90a");
-    if (const int hints = ffma_hints_for(spec)) digest.update(detail::str_cat("ffma-hints-v1/", hints));
+    if (const int hints = spec.post.ffma_yield_interval) digest.update(detail::str_cat("ffma-hints-v1/", hints));
     return detail::str_cat("sm_", spec.arch, "a/", family_info(spec.family).name, "/", digest.hex());
 }
 
@@ -185,7 +168,7 @@ BuildResult Jit::build(const KernelSpec& spec, const Compiler* with) {
     const std::string source = spec.render();
     const std::string what = spec.describe();
     CompileResult compiled = c.compile(source, what);
-    if (const int hints = ffma_hints_for(spec)) apply_ffma_reuse_hints(compiled.cubin, hints);
+    if (const int hints = spec.post.ffma_yield_interval) apply_ffma_reuse_hints(compiled.cubin, hints);
     if (options_.print_compile || options_.ptxas_verbose) {
         std::fprintf(stderr, "[tessera] compiled %s with %s in %.3f s%s%s\n", what.c_str(), c.signature().c_str(),
                      compiled.seconds, options_.ptxas_verbose ? "\n" : "",

@@ -93,9 +93,6 @@ public:
     const Options& options() const { return options_; }
     const DiskCache* disk_cache();  // nullptr when the cache is disabled
 
-    // The yield interval of the FFMA reuse-hint pass (jit/ffma_hints.hpp) for `spec`; 0 where it does not run.
-    int ffma_hints_for(const KernelSpec& spec) const;
-
 private:
     Options options_;
     std::mutex mutex_;

@@ -48,7 +48,9 @@ std::int64_t KernelSpec::get(std::string_view name) const {
 }
 
 bool KernelSpec::operator==(const KernelSpec& other) const noexcept {
-    if (family != other.family || arch != other.arch || num_fields != other.num_fields) return false;
+    if (family != other.family || arch != other.arch || num_fields != other.num_fields ||
+        post.ffma_yield_interval != other.post.ffma_yield_interval)
+        return false;
     for (int i = 0; i < num_fields; ++i) {
         if (fields[i].value != other.fields[i].value) return false;
         if (fields[i].name != other.fields[i].name && std::strcmp(fields[i].name, other.fields[i].name) != 0)
@@ -59,7 +61,8 @@ bool KernelSpec::operator==(const KernelSpec& other) const noexcept {
 
 std::size_t KernelSpec::hash() const noexcept {
     // Field names are fixed per family and order, so values, family and arch identify the spec.
-    std::uint64_t h = mix64(static_cast<std::uint64_t>(family) << 32 | static_cast<std::uint32_t>(arch));
+    std::uint64_t h = mix64(static_cast<std::uint64_t>(family) << 40 |
+                            static_cast<std::uint64_t>(post.ffma_yield_interval) << 32 | static_cast<std::uint32_t>(arch));
     for (int i = 0; i < num_fields; ++i)
         h = mix64(h ^ (static_cast<std::uint64_t>(fields[i].value) * 0x9e3779b97f4a7c15ULL + i));
     return static_cast<std::size_t>(h);
@@ -84,7 +87,7 @@ std::string KernelSpec::render() const {
     out += "};\n}  // namespace tessera_generated\nusing TesseraKernel = ";
     out += info.kernel_type;
     out += "<tessera_generated::Config>;\nextern \"C\" __global__ void "
-           "__launch_bounds__(TesseraKernel::kNumThreads, tessera::min_blocks_per_sm<TesseraKernel>())\n";
+           "__launch_bounds__(TesseraKernel::kNumThreads, 1)\n";
     out += info.entry;
     // Programmatic dependent launch (set_pdl / TESSERA_PDL): a kernel launched with it may start before the previous
     // kernel in the stream has finished, so it waits for that kernel's completion and memory before anything else

@@ -32,12 +32,21 @@ struct SpecField {
     std::int64_t value = 0;
 };
 
+// What the JIT does to a cubin after compiling it. Each family's spec builder chooses it (it is part of the spec's
+// identity and of its cache key); the JIT only carries it out.
+struct PostCompile {
+    // > 0: rewrite the reuse and yield hints of the FP8 promotion's FFMA runs, letting every n-th FFMA yield
+    // (jit/ffma_hints.hpp). Only hint bits change: results are identical.
+    std::uint8_t ffma_yield_interval = 0;
+};
+
 struct KernelSpec {
     static constexpr int kMaxFields = 32;
 
     Family family = Family::kCount;
     int arch = 90;  // sm_90a
     std::uint8_t num_fields = 0;
+    PostCompile post{};
     std::array<SpecField, kMaxFields> fields{};
 
     KernelSpec() = default;

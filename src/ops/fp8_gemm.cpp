@@ -85,7 +85,6 @@ Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const Tensor
     const int device = a.device.index;
     const Fp8GemmMode mode = fp32_out ? Fp8GemmMode::k1D1D : Fp8GemmMode::k1D2D;
     ops::Fp8PlanKey key{m, n, k, mode, GemmKind::kDense, 1, 0, ops::plan_num_sms(device), device};
-    key.stream_k = ops::stream_k_allowed(stream);
     const ops::Fp8Plan& plan = ops::fp8_plan(key, kOp);
     const heuristics::Fp8GemmConfig& c = plan.config;
     using runtime::TmaSwizzle;
@@ -116,8 +115,6 @@ Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const Tensor
     params.d = d.data;
     params.ld_d = static_cast<std::uint32_t>(d.stride(0));
     params.num_groups = 1;
-    if (c.stream_k)
-        params.workspace = ops::stream_k_workspace(device, stream, heuristics::fp8_gemm_stream_k_workspace_bytes(c));
     // Split-K kernels own one tile per cluster: the grid must cover every tile exactly.
     TESSERA_ASSERT(c.split_k == 1 || c.num_sms == ceil_div(m, c.block_m) * ceil_div(n, c.block_n) * c.split_k);
     ops::launch_fp8_gemm(*plan.kernel, c, &params, sizeof(params), stream, device);
@@ -131,7 +128,6 @@ std::string fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, Fp8R
     ops::check_tma_n({"fp8_gemm_config", "n"}, n, recipe == Fp8Recipe::k1D1D ? 4 : 8);
     const Fp8GemmMode mode = recipe == Fp8Recipe::k1D1D ? Fp8GemmMode::k1D1D : Fp8GemmMode::k1D2D;
     ops::Fp8PlanKey key{m, n, k, mode, GemmKind::kDense, 1, 0, ops::plan_num_sms(device), device};
-    key.stream_k = options().fp8_stream_k;  // the plan of a launch outside graph capture
     return ops::fp8_plan(key, "fp8_gemm_config").config.describe();
 }
 

@@ -82,6 +82,21 @@ jit::KernelSpec fp8_spec(const Fp8PlanKey& key, const heuristics::Fp8GemmConfig&
     return make_fp8_gemm_spec(c, key.mode, key.kind, key.n, key.k, key.num_groups);
 }
 
+// The FP8 family's post-compile policy: the yield interval of the promotion's reuse-hint pass (jit/ffma_hints.hpp),
+// or 0 where it does not run. It runs on the 1D2D kernels where the H200 measured a gain (dense, psum, masked:
+// 0.7-1.5 %), not on the m-grouped contiguous kind, which it made 0.7 % slower, nor on 1D1D, whose promotion FFMAs
+// each read their own per-column scale (no run shares a register to cache). The interval is 4, and 6 for the masked
+// and psum 128x256 kernels at K >= 3072 (0.3-1 % faster there; at K = 2048 and on 128x192 tiles 6 lost).
+int fp8_ffma_yield_interval(const jit::KernelSpec& spec) {
+    if (spec.get("kMode") != 0) return 0;
+    const std::int64_t kind = spec.get_or("kGemmKind", static_cast<int>(GemmKind::kDense));
+    if (kind == static_cast<int>(GemmKind::kContiguous)) return 0;
+    const bool long_wide_grouped =
+        (kind == static_cast<int>(GemmKind::kPsum) || kind == static_cast<int>(GemmKind::kMasked)) &&
+        spec.get("kBlockN") == 256 && spec.get("kShapeK") >= 3072;
+    return long_wide_grouped ? 6 : 4;
+}
+
 jit::KernelSpec make_fp8_gemm_spec(const heuristics::Fp8GemmConfig& c, heuristics::Fp8GemmMode mode, GemmKind kind,
                                    std::int64_t n, std::int64_t k, int num_groups) {
     jit::KernelSpec spec(jit::Family::kFp8Gemm);
@@ -102,13 +117,10 @@ jit::KernelSpec make_fp8_gemm_spec(const heuristics::Fp8GemmConfig& c, heuristic
     if (kind != GemmKind::kDense) spec.set("kGemmKind", static_cast<int>(kind));
     if (kind == GemmKind::kKGrouped) spec.set("kNumGroups", num_groups);
     if (c.split_k > 1) spec.set("kSplitK", c.split_k);
-    if (c.ctas_per_sm > 1) spec.set("kCtasPerSm", c.ctas_per_sm);
     if (c.load_rows_a > 0) spec.set("kLoadRowsA", c.load_rows_a);
-    if (c.stream_k) spec.set("kStreamK", 1);
     if (c.d_in_ring) spec.set("kDInRing", 1);
     if (c.d_halves) spec.set("kDHalves", 1);
-    if (options().fp8_math_order >= 0) spec.set("kMathOrder", options().fp8_math_order);
-    if (options().fp8_pipeline >= 0) spec.set("kPipelined", options().fp8_pipeline);
+    spec.post.ffma_yield_interval = static_cast<std::uint8_t>(fp8_ffma_yield_interval(spec));
     return spec;
 }
 
@@ -121,23 +133,20 @@ struct Fp8PlanKeyHash {
         h ^= static_cast<std::size_t>(k.k) * 0x94d049bb133111ebULL + (h >> 2);
         h ^= (static_cast<std::size_t>(k.mode) << 1) ^ (static_cast<std::size_t>(k.kind) << 3) ^
              (static_cast<std::size_t>(k.num_groups) << 6) ^ (static_cast<std::size_t>(k.block_m) << 16);
-        return h ^ (static_cast<std::size_t>(k.num_sms) << 26) ^ (static_cast<std::size_t>(k.device) << 40) ^
-               (static_cast<std::size_t>(k.stream_k) << 50);
+        return h ^ (static_cast<std::size_t>(k.num_sms) << 26) ^ (static_cast<std::size_t>(k.device) << 40);
     }
 };
 
-// TESSERA_FP8_CONFIG = "BMxBN[:CMxCN][:sS][:o2][:pP][:d]" (o2: two CTAs per SM; pP: P ring stages; d: D over the
-// ring, also where CTAs have several tiles).
+// TESSERA_FP8_CONFIG = "BMxBN[:1x2][:sS][:pP]": tile, A multicast pair, split-K S, P ring stages.
 void apply_forced_config(const std::string& text, heuristics::Fp8GemmProblem& p) {
-    int bm = 0, bn = 0, cm = 1, cn = 1, split = 1, per_sm = 1, stages = 0;
+    int bm = 0, bn = 0, cm = 1, cn = 1, split = 1, stages = 0;
     const char* s = text.c_str();
     int used = 0;
     bool ok = std::sscanf(s, "%dx%d%n", &bm, &bn, &used) == 2;
     s += used;
-    if (ok && std::strncmp(s, ":s", 2) != 0 && std::strncmp(s, ":o", 2) != 0 && std::strncmp(s, ":p", 2) != 0 &&
-        std::strcmp(s, ":d") != 0 && *s == ':') {
+    if (ok && std::strncmp(s, ":s", 2) != 0 && std::strncmp(s, ":p", 2) != 0 && *s == ':') {
         used = 0;
-        ok = std::sscanf(s, ":%dx%d%n", &cm, &cn, &used) == 2;
+        ok = std::sscanf(s, ":%dx%d%n", &cm, &cn, &used) == 2 && cm == 1 && (cn == 1 || cn == 2);
         s += used;
     }
     if (ok && std::strncmp(s, ":s", 2) == 0) {
@@ -145,28 +154,17 @@ void apply_forced_config(const std::string& text, heuristics::Fp8GemmProblem& p)
         ok = std::sscanf(s, ":s%d%n", &split, &used) == 1;
         s += used;
     }
-    if (ok && std::strncmp(s, ":o", 2) == 0) {
-        used = 0;
-        ok = std::sscanf(s, ":o%d%n", &per_sm, &used) == 1 && (per_sm == 1 || per_sm == 2);
-        s += used;
-    }
     if (ok && std::strncmp(s, ":p", 2) == 0) {  // ring stages (pipeline depth)
         used = 0;
         ok = std::sscanf(s, ":p%d%n", &stages, &used) == 1 && stages > 0;
         s += used;
     }
-    const bool d_in_ring = ok && std::strcmp(s, ":d") == 0;
-    if (d_in_ring) s += 2;
-    TESSERA_CHECK(ok && *s == '\0', "TESSERA_FP8_CONFIG: expected 'BMxBN[:CMxCN][:sS][:o2][:pP][:d]', got '", text,
-                  "'");
+    TESSERA_CHECK(ok && *s == '\0', "TESSERA_FP8_CONFIG: expected 'BMxBN[:1x2][:sS][:pP]', got '", text, "'");
     p.forced_block_m = bm;
     p.forced_block_n = bn;
-    p.forced_cluster_m = cm;
     p.forced_cluster_n = cn;
     p.forced_split_k = split;
-    p.forced_ctas_per_sm = per_sm;
     p.forced_num_stages = stages;
-    p.forced_d_in_ring = d_in_ring;
 }
 
 }  // namespace
@@ -184,11 +182,7 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
     problem.num_groups = key.num_groups;
     problem.m_is_hint = key.kind == GemmKind::kMasked;
     problem.block_m = key.block_m;
-    const bool kgrouped = key.kind == GemmKind::kKGrouped;
-    problem.allow_cluster = key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous ||
-                            (kgrouped && options().fp8_kgrouped_cluster);
-    problem.pairs_need_even_group_tiles = kgrouped;
-    problem.allow_b_multicast = kgrouped && options().fp8_kgrouped_cluster;
+    problem.allow_cluster = key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous;
     // Mirrors the kernel's kReservedRegs: one-warpgroup tiles of the kinds that walk groups keep 48, every
     // two-warpgroup tile 32 (psum, masked and k-grouped measured on the H200 in fp8_grouped.md v10).
     problem.reserved_regs = key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous ? 32 : 48;
@@ -199,13 +193,11 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
     // 2.7-3.4 % faster at K = 4096 and 7168 than before; v24 had kept K = 7168 on 128x192 without the unroll).
     problem.allow_wide_split = key.kind == GemmKind::kContiguous || key.kind == GemmKind::kMasked ||
                                key.kind == GemmKind::kPsum;
-    problem.small_m_box_rows = key.kind == GemmKind::kDense ? options().fp8_small_m_box : 0;
-    problem.allow_stream_k = key.kind == GemmKind::kDense && key.stream_k;
+    problem.small_m_box_rows = key.kind == GemmKind::kDense ? 16 : 0;
     // Masked only, and only where its tiles run the rolled k-block loop (K <= 2048): the rows that gained (v26). Not
     // at K <= 1536, where the 128x256 kernels spilled with it (K = 1024, 1536; choose_buildable_config falls back).
-    problem.allow_d_halves = options().fp8_d_halves && key.kind == GemmKind::kMasked && key.k > 1536 && key.k <= 2048;
-    problem.allow_d_in_ring =
-        key.kind == GemmKind::kDense && key.mode == heuristics::Fp8GemmMode::k1D2D && options().fp8_d_in_ring;
+    problem.allow_d_halves = key.kind == GemmKind::kMasked && key.k > 1536 && key.k <= 2048;
+    problem.allow_d_in_ring = key.kind == GemmKind::kDense && key.mode == heuristics::Fp8GemmMode::k1D2D;
     // Tuning sweeps force dense, per-row contiguous (whose BLOCK_M stays the alignment's), psum and masked plans.
     if (key.kind != GemmKind::kKGrouped && !options().fp8_config.empty())
         apply_forced_config(options().fp8_config, problem);
@@ -267,17 +259,6 @@ const Fp8Plan& fp8_plan(const Fp8PlanKey& key, const char* op) {
     const auto build = [&](const heuristics::Fp8GemmConfig& c) { plan.kernel = &jit::jit().get(fp8_spec(key, c)); };
     for (int attempt = 0;; ++attempt) {
         plan.config = choose_buildable_config(problem, build);
-        if (const heuristics::Fp8GemmConfig& c = plan.config; c.stream_k && c.cluster_m * c.cluster_n > 1) {
-            // Stream-K owners wait for other CTAs' contributions, so every CTA must be resident at once: where the
-            // driver fits fewer pairs (a GPC with an odd SM count leaves one SM without a peer), plan without it.
-            // (Without clusters, one CTA per SM on a grid of SMs is always resident.)
-            const int resident = c.cluster_m * c.cluster_n *
-                                 plan.kernel->max_active_clusters(fp8_launch_config(c, nullptr, key.device));
-            if (resident < c.num_sms && attempt == 0) {
-                problem.allow_stream_k = false;
-                continue;
-            }
-        }
         const int split = plan.config.split_k;
         if (split == 1 || attempt > 0) break;
         // A split-K plan assumes all its clusters are resident at once; where the driver says fewer fit, plan again
@@ -285,13 +266,6 @@ const Fp8Plan& fp8_plan(const Fp8PlanKey& key, const char* op) {
         const int resident = split * plan.kernel->max_active_clusters(fp8_launch_config(plan.config, nullptr, key.device));
         if (resident >= plan.config.num_sms) break;
         problem.cluster_ctas[split == 2 ? 1 : split == 4 ? 2 : 3] = resident > 0 ? resident : -1;
-    }
-    if (plan.config.stream_k) {
-        // A CUDA graph capture of this shape plans without stream-K: build that plan now, outside any capture
-        // (which may forbid loading a module), once per shape rather than on every call.
-        Fp8PlanKey captured = key;
-        captured.stream_k = false;
-        (void)fp8_plan(captured, op);
     }
     if (options().print_configs)
         std::fprintf(stderr, "[tessera] %s m=%lld n=%lld k=%lld groups=%d %s: %s\n", op,
@@ -309,36 +283,6 @@ int plan_num_sms(int device) {
     const int all = runtime::device_info(device).num_sms;
     const int set = options().num_sms;
     return set > 0 && set < all ? set : all;
-}
-
-bool stream_k_allowed(Stream stream) {
-    if (!options().fp8_stream_k) return false;
-    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-    // An error (the legacy stream while another stream captures) also means no stream-K; the launch reports it.
-    return runtime::driver().cuStreamIsCapturing(static_cast<CUstream>(stream), &status) == CUDA_SUCCESS &&
-           status == CU_STREAM_CAPTURE_STATUS_NONE;
-}
-
-void* stream_k_workspace(int device, Stream stream, std::size_t bytes) {
-    struct Buffer {
-        CUdeviceptr ptr = 0;
-        std::size_t bytes = 0;
-    };
-    static std::mutex mutex;
-    static std::map<std::pair<int, Stream>, Buffer> buffers;
-    std::lock_guard lock(mutex);
-    Buffer& b = buffers[{device, stream}];
-    if (b.bytes < bytes) {
-        // A larger tile needs a larger buffer. The old one is kept, not freed: a launch already enqueued, or about
-        // to be by another thread that took its pointer, may still use it (at most a few per stream, ever).
-        runtime::make_current(device);
-        const auto& drv = runtime::driver();
-        CUdeviceptr ptr = 0;
-        TESSERA_CU_CHECK(drv.cuMemAlloc(&ptr, bytes));
-        TESSERA_CU_CHECK(drv.cuMemsetD32Async(ptr, 0u, bytes / 4, static_cast<CUstream>(stream)));
-        b = Buffer{ptr, bytes};
-    }
-    return reinterpret_cast<void*>(b.ptr);
 }
 
 jit::LaunchConfig fp8_launch_config(const heuristics::Fp8GemmConfig& c, Stream stream, int device) {

@@ -36,7 +36,7 @@ struct alignas(64) TmaBytes {
     }
 };
 
-// Host mirror of Fp8GemmKernel::BaseParams (docs/fp8_gemm_kernel.md); the launch checks the size.
+// Host mirror of Fp8GemmKernel::BaseParams (kernels/tessera/sm90/fp8_gemm.cuh); the kernel checks the size.
 struct alignas(64) Fp8GemmParams {
     TmaBytes tensor_map_a, tensor_map_b, tensor_map_sfa, tensor_map_sfb, tensor_map_d;
     const float* sfb;
@@ -46,10 +46,9 @@ struct alignas(64) Fp8GemmParams {
     std::uint32_t ld_d;
     std::uint32_t num_groups;
     std::uint32_t alignment;
-    void* workspace;  // stream-K partial sums and counters (ops::stream_k_workspace)
 };
 static_assert(sizeof(Fp8GemmParams) == 704, "must match the kernel's BaseParams");
-static_assert(offsetof(Fp8GemmParams, workspace) == 696, "BaseParams::workspace sits in the struct's tail padding");
+static_assert(offsetof(Fp8GemmParams, alignment) == 688, "must match the kernel's BaseParams");
 
 // Host mirror of Fp8GemmKernel::KGroupedParams for G groups: built as bytes because G is a compile-time constant
 // of the kernel, not of this file.
@@ -80,6 +79,8 @@ void check_tma_n(Arg arg, std::int64_t n, int n_multiple);
 // FP32 scales [mn, sf_k] in the MN-major TMA-aligned layout (element (i, j) at j*align(mn,4) + i).
 bool sf_mn_major_aligned(const TensorRef& sf, std::int64_t mn, std::int64_t sf_k);
 
+// The FP8 spec's FFMA reuse-hint interval (jit::PostCompile), 0 for none.
+int fp8_ffma_yield_interval(const jit::KernelSpec& spec);
 jit::KernelSpec make_fp8_gemm_spec(const heuristics::Fp8GemmConfig& c, heuristics::Fp8GemmMode mode, GemmKind kind,
                                    std::int64_t n, std::int64_t k, int num_groups = 1);
 
@@ -90,7 +91,6 @@ struct Fp8PlanKey {
     heuristics::Fp8GemmMode mode;
     GemmKind kind;
     int num_groups, block_m, num_sms, device;
-    bool stream_k = false;  // stream-K may be planned (the option is on and the stream is not capturing a graph)
     bool operator==(const Fp8PlanKey&) const = default;
 };
 struct Fp8Plan {
@@ -108,15 +108,9 @@ jit::KernelSpec fp8_spec(const Fp8PlanKey& key, const heuristics::Fp8GemmConfig&
 // The heuristic's problem for a key (shared by fp8_plan and the ahead-of-time suites).
 heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes);
 
-// The stream-K workspace of (device, stream), at least `bytes` long, zeroed when allocated (its counters reset
-// themselves after each use). Allocated at first use and kept (also when outgrown): launches on one stream are
-// ordered, so they share it.
-void* stream_k_workspace(int device, Stream stream, std::size_t bytes);
 // The SMs a plan for `device` may use: set_num_sms's value (at most the device's count), else all of them. Reads
 // no driver state, unlike get_num_sms(), which asks the driver for the calling thread's current device.
 int plan_num_sms(int device);
-// Whether stream-K may be planned for a launch on `stream`: the option is on and the stream is not capturing.
-bool stream_k_allowed(Stream stream);
 
 // The launch shape of a config: its grid (persistent, or one wave of split-K clusters), block, smem and cluster.
 jit::LaunchConfig fp8_launch_config(const heuristics::Fp8GemmConfig& c, Stream stream, int device);

@@ -90,31 +90,6 @@ Options Options::from_env() {
     o.print_configs = env_flag({"TESSERA_PRINT_CONFIGS", "DG_PRINT_CONFIGS"}, debug);
     o.pdl = env_flag({"TESSERA_PDL"}, false);
     if (const char* forced = env_first({"TESSERA_FP8_CONFIG"})) o.fp8_config = forced;
-    if (env_first({"TESSERA_FP8_MATH_ORDER"})) o.fp8_math_order = env_flag({"TESSERA_FP8_MATH_ORDER"}, true);
-    if (env_first({"TESSERA_FP8_PIPELINE"})) o.fp8_pipeline = env_flag({"TESSERA_FP8_PIPELINE"}, true);
-    o.fp8_kgrouped_cluster = env_flag({"TESSERA_FP8_KGROUPED_CLUSTER"}, false);
-    if (const char* rows = env_first({"TESSERA_FP8_SMALL_M_BOX"})) {
-        const std::string v(rows);
-        TESSERA_CHECK(v == "0" || v == "1" || v == "16" || v == "32",
-                      "environment variable TESSERA_FP8_SMALL_M_BOX: expected 0, 16 or 32 (1 means 32), got '", v, "'");
-        o.fp8_small_m_box = v == "1" ? 32 : std::stoi(v);
-    }
-    o.fp8_stream_k = env_flag({"TESSERA_FP8_STREAM_K"}, false);
-    o.fp8_d_in_ring = env_flag({"TESSERA_FP8_D_IN_RING"}, true);
-    o.fp8_d_halves = env_flag({"TESSERA_FP8_D_HALVES"}, true);
-    if (const char* ptxas = env_first({"TESSERA_JIT_PTXAS_OPTIONS"})) o.ptxas_options = ptxas;
-    if (const char* hints = env_first({"TESSERA_JIT_FFMA_HINTS"})) {
-        std::string v(hints);
-        constexpr std::string_view kAll = ":all";
-        if (v.size() > kAll.size() && v.ends_with(kAll)) {
-            o.ffma_hints_all_kinds = true;
-            v.resize(v.size() - kAll.size());
-        }
-        const bool digits = !v.empty() && v.size() <= 2 && v.find_first_not_of("0123456789") == std::string::npos;
-        TESSERA_CHECK(digits, "environment variable TESSERA_JIT_FFMA_HINTS: expected 0 (off) or a yield interval "
-                              "1..99, optionally followed by ':all', got '", hints, "'");
-        o.ffma_hints = std::stoi(v);
-    }
     return o;
 }
 

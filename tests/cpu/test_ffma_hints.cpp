@@ -9,6 +9,7 @@
 
 #include "jit/ffma_hints.hpp"
 #include "jit/jit.hpp"
+#include "ops/fp8_gemm_common.hpp"
 #include "test_helpers.hpp"
 
 using namespace tessera;
@@ -65,10 +66,8 @@ RunCount count_runs(const std::string& cubin) {
 
 TEST(FfmaHints, CachesTheScaleAlongThePromotionAndChangesOnlyHintBits) {
     const auto cache = test::make_temp_dir("tessera-cache");
-    Options o = test::test_options(cache, CompilerKind::kNvrtc);
-    o.ffma_hints = 0;  // the compiler's own hints
-    jit::Jit plain(o);
-    const std::string before = plain.build(dense_128x192()).cubin;
+    jit::Jit plain(test::test_options(cache, CompilerKind::kNvrtc));
+    const std::string before = plain.build(dense_128x192()).cubin;  // no post-compile pass in the spec
     std::string after = before;
     jit::FfmaHintStats st;
     ASSERT_TRUE(jit::apply_ffma_reuse_hints(after, 4, &st));
@@ -90,32 +89,15 @@ TEST(FfmaHints, CachesTheScaleAlongThePromotionAndChangesOnlyHintBits) {
     std::filesystem::remove_all(cache);
 }
 
-TEST(FfmaHints, TheJitAppliesThePassTo1D2DKernelsOnlyAndKeysTheCacheOnIt) {
+TEST(FfmaHints, TheJitAppliesTheSpecsPassAndKeysTheCacheOnIt) {
     const auto cache = test::make_temp_dir("tessera-cache");
-    Options on = test::test_options(cache, CompilerKind::kNvrtc), off = on;
-    off.ffma_hints = 0;
-    on.ffma_hints = 4;
-    jit::Jit j_on(on), j_off(off);
-    const jit::KernelSpec dense = dense_128x192();
-    EXPECT_EQ(j_on.ffma_hints_for(dense), 4);
-    EXPECT_EQ(j_off.ffma_hints_for(dense), 0);
-    jit::KernelSpec wgrad = dense;
-    wgrad.set("kMode", 1);
-    EXPECT_EQ(j_on.ffma_hints_for(wgrad), 0);
-    jit::KernelSpec contiguous = dense, masked = dense;
-    contiguous.set("kGemmKind", 1);
-    masked.set("kGemmKind", 3);
-    EXPECT_EQ(j_on.ffma_hints_for(contiguous), 0);  // measured slower with the pass
-    Options all = on;
-    all.ffma_hints_all_kinds = true;  // the experiment's switch: contiguous takes the pass, the cache key says so
-    jit::Jit j_all(all);
-    EXPECT_EQ(j_all.ffma_hints_for(contiguous), 4);
-    EXPECT_EQ(j_all.ffma_hints_for(wgrad), 0);
-    EXPECT_NE(j_all.key(contiguous), j_on.key(contiguous));
-    EXPECT_EQ(j_on.ffma_hints_for(masked), 4);
-    EXPECT_NE(j_on.key(dense), j_off.key(dense));
-    EXPECT_EQ(j_on.key(wgrad), j_off.key(wgrad));
-    const std::string patched = j_on.build(dense).cubin, plain = j_off.build(dense).cubin;
+    jit::Jit j(test::test_options(cache, CompilerKind::kNvrtc));
+    const jit::KernelSpec plain_spec = dense_128x192();
+    jit::KernelSpec hinted = plain_spec;
+    hinted.post.ffma_yield_interval = 4;
+    EXPECT_FALSE(hinted == plain_spec);
+    EXPECT_NE(j.key(hinted), j.key(plain_spec));
+    const std::string patched = j.build(hinted).cubin, plain = j.build(plain_spec).cubin;
     EXPECT_NE(patched, plain);
     std::string expected = plain;
     ASSERT_TRUE(jit::apply_ffma_reuse_hints(expected, 4));
@@ -123,31 +105,32 @@ TEST(FfmaHints, TheJitAppliesThePassTo1D2DKernelsOnlyAndKeysTheCacheOnIt) {
     std::filesystem::remove_all(cache);
 }
 
-TEST(FfmaHints, TheDefaultIntervalIsSixOnlyForLongMaskedAndPsum128x256Kernels) {
-    Options o = test::test_options(test::make_temp_dir("tessera-cache"), CompilerKind::kNvrtc);
-    o.ffma_hints = -1;  // no TESSERA_JIT_FFMA_HINTS: the interval measured best per kernel
-    jit::Jit j(o);
-    const auto with = [](std::int64_t kind, std::int64_t block_n, std::int64_t k) {
+// The FP8 family's policy: 1D2D kernels but the contiguous kind, interval 6 only for long masked and psum 128x256.
+TEST(FfmaHints, TheFp8SpecChoosesTheIntervalPerKernel) {
+    const auto with = [](std::int64_t mode, std::int64_t kind, std::int64_t block_n, std::int64_t k) {
         jit::KernelSpec s = dense_128x192();
-        s.set("kBlockN", block_n).set("kShapeK", k);
+        s.set("kMode", mode).set("kBlockN", block_n).set("kShapeK", k);
         if (kind != 0) s.set("kGemmKind", kind);
-        return s;
+        return ops::fp8_ffma_yield_interval(s);
     };
-    constexpr std::int64_t kDense = 0, kContiguous = 1, kPsum = 2, kMasked = 3;
-    EXPECT_EQ(j.ffma_hints_for(with(kMasked, 256, 7168)), 6);
-    EXPECT_EQ(j.ffma_hints_for(with(kPsum, 256, 3072)), 6);
-    EXPECT_EQ(j.ffma_hints_for(with(kMasked, 256, 2048)), 4);  // measured 0.3-0.6 % slower with 6 at K = 2048
-    EXPECT_EQ(j.ffma_hints_for(with(kPsum, 256, 2048)), 4);
-    EXPECT_EQ(j.ffma_hints_for(with(kMasked, 192, 7168)), 4);  // 128x192 lost with 6 (fp8_grouped.md v13)
-    EXPECT_EQ(j.ffma_hints_for(with(kDense, 256, 7168)), 4);
-    EXPECT_EQ(j.ffma_hints_for(with(kContiguous, 256, 7168)), 0);
-    Options forced = o;
-    forced.ffma_hints = 4;  // TESSERA_JIT_FFMA_HINTS=4 applies to every kernel that takes the pass
-    jit::Jit jf(forced);
-    EXPECT_EQ(jf.ffma_hints_for(with(kMasked, 256, 7168)), 4);
-    EXPECT_NE(jf.key(with(kMasked, 256, 7168)), j.key(with(kMasked, 256, 7168)));
-    EXPECT_EQ(jf.key(with(kMasked, 256, 2048)), j.key(with(kMasked, 256, 2048)));
-    std::filesystem::remove_all(o.cache_dir);
+    constexpr std::int64_t kDense = 0, kContiguous = 1, kPsum = 2, kMasked = 3, kKGrouped = 4;
+    EXPECT_EQ(with(0, kMasked, 256, 7168), 6);
+    EXPECT_EQ(with(0, kPsum, 256, 3072), 6);
+    EXPECT_EQ(with(0, kMasked, 256, 2048), 4);  // measured 0.3-0.6 % slower with 6 at K = 2048
+    EXPECT_EQ(with(0, kPsum, 256, 2048), 4);
+    EXPECT_EQ(with(0, kMasked, 192, 7168), 4);  // 128x192 lost with 6
+    EXPECT_EQ(with(0, kDense, 256, 7168), 4);
+    EXPECT_EQ(with(0, kDense, 192, 7168), 4);
+    EXPECT_EQ(with(0, kContiguous, 256, 7168), 0);  // measured slower with the pass
+    EXPECT_EQ(with(1, kDense, 192, 7168), 0);       // 1D1D: per-column scales, no shared register to cache
+    EXPECT_EQ(with(1, kKGrouped, 192, 7168), 0);
+    // The spec builder carries the choice.
+    heuristics::Fp8GemmConfig c;
+    c.block_m = 128;
+    c.block_n = 256;
+    const jit::KernelSpec masked =
+        ops::make_fp8_gemm_spec(c, heuristics::Fp8GemmMode::k1D2D, ops::GemmKind::kMasked, 7168, 7168, 1);
+    EXPECT_EQ(masked.post.ffma_yield_interval, 6);
 }
 
 TEST(FfmaHints, LeavesAnythingButACudaElfAlone) {

@@ -94,25 +94,6 @@ TEST(Fp8GemmHeuristics, DInRingOnlyWhereEachCtaHasOneTile) {
             EXPECT_EQ(q.smem_bytes, fp8_gemm_smem_bytes(Fp8GemmMode::k1D2D, q.block_m, q.block_n, q.num_stages,
                                                         q.split_k, q.d_in_ring));
         }
-    // Forced: honored with several tiles per CTA; the A ring must hold the D tile; no cluster.
-    Fp8GemmProblem f{4096, 2112, 7168, Fp8GemmMode::k1D2D, 132, 232448};
-    f.allow_d_in_ring = true;
-    EXPECT_FALSE(choose_fp8_gemm_config(f).d_in_ring);
-    f.forced_block_m = 128;
-    f.forced_block_n = 192;
-    f.forced_d_in_ring = true;
-    const Fp8GemmConfig forced = choose_fp8_gemm_config(f);
-    EXPECT_TRUE(forced.d_in_ring);
-    EXPECT_EQ(forced.num_stages, 5);  // 5 x 40 KB and the barriers; D (48 KB) over 5 x 16 KB of A
-    f.forced_num_stages = 2;  // 2 x 16 KB of A cannot hold 48 KB of D
-    EXPECT_THROW(choose_fp8_gemm_config(f), tessera::InvalidArgument);
-    f.forced_num_stages = 0;
-    f.forced_cluster_n = 2;
-    f.allow_a_multicast = true;
-    EXPECT_THROW(choose_fp8_gemm_config(f), tessera::InvalidArgument);
-    f.forced_cluster_n = 1;
-    f.allow_d_in_ring = false;
-    EXPECT_THROW(choose_fp8_gemm_config(f), tessera::InvalidArgument);
 }
 
 // A masked problem as the host plans it: `expected_m` rows per group (a hint), 132 SMs, the full shared memory.
@@ -147,17 +128,16 @@ TEST(Fp8GemmHeuristics, DHalvesBuyTheFourthStageOf128x256) {
     p.forced_num_stages = 5;
     EXPECT_THROW(choose_fp8_gemm_config(p), tessera::InvalidArgument);
     p.forced_num_stages = 0;
-    // Tiles whose ring has 4 stages or more with the whole D tile keep it; two CTAs per SM too.
-    for (const auto& [bm, bn, per_sm] : {std::tuple{128, 192, 1}, {128, 128, 1}, {64, 128, 2}, {64, 256, 1}}) {
+    // Tiles whose ring has 4 stages or more with the whole D tile keep it.
+    for (const auto& [bm, bn] : {std::pair{128, 192}, {128, 128}, {64, 256}}) {
         p.forced_block_m = bm;
         p.forced_block_n = bn;
-        p.forced_ctas_per_sm = per_sm;
         const Fp8GemmConfig q = choose_fp8_gemm_config(p);
         SCOPED_TRACE(q.describe());
         EXPECT_FALSE(q.d_halves);
     }
     // The planner's own picks: only a 128x256 plan takes halves, and then with 4 stages.
-    p.forced_block_m = p.forced_block_n = p.forced_ctas_per_sm = 0;
+    p.forced_block_m = p.forced_block_n = 0;
     for (const std::int64_t m : {8, 64, 192, 1024})
         for (const std::int64_t n : {1024, 4096, 7168}) {
             p.m = m;
@@ -250,32 +230,6 @@ TEST(Fp8GemmHeuristics, TwoRowBlocksFillingTheMachineDoNotSplit) {
     EXPECT_GT(choose_fp8_gemm_config(lone).split_k, 1);
 }
 
-// k-grouped pairs (opt-in, TESSERA_FP8_KGROUPED_CLUSTER=1): a cluster of two only where each group's tile count is
-// even, so that both CTAs of a pair stay in one group (the kernel traps otherwise).
-TEST(Fp8GemmHeuristics, KGroupedPairsOnlyWithEvenTilesPerGroup) {
-    const auto pick = [](std::int64_t m, std::int64_t n) {
-        Fp8GemmProblem p{m, n, 4096, Fp8GemmMode::k1D1D, 132, 232448};  // K as fp8_problem ranks k-grouped tiles
-        p.num_groups = 8;
-        p.reserved_regs = 48;
-        p.allow_cluster = true;
-        p.allow_b_multicast = true;
-        p.pairs_need_even_group_tiles = true;
-        return choose_fp8_gemm_config(p);
-    };
-    for (auto [m, n] : {std::pair<std::int64_t, std::int64_t>{4096, 7168}, {7168, 2048}, {4096, 4096}}) {
-        const Fp8GemmConfig c = pick(m, n);
-        const std::int64_t tiles = (m + c.block_m - 1) / c.block_m * ((n + c.block_n - 1) / c.block_n);
-        SCOPED_TRACE(testing::Message() << m << "x" << n << ": " << c.describe());
-        EXPECT_EQ(c.cluster_m * c.cluster_n, tiles % 2 == 0 ? 2 : 1);
-        EXPECT_EQ(c.cluster_n, 1);  // B multicast (pairs of m-blocks), never A
-    }
-    // 640x1152: 5 x 9 tiles per group (odd), so no pair, although 8 groups fill the machine.
-    const Fp8GemmConfig odd = pick(640, 1152);
-    EXPECT_EQ((640 + odd.block_m - 1) / odd.block_m * ((1152 + odd.block_n - 1) / odd.block_n) % 2, 1)
-        << odd.describe();
-    EXPECT_EQ(odd.cluster_m * odd.cluster_n, 1) << odd.describe();
-}
-
 // Decode picks that forced-config sweeps on the H200 measured faster, three runs each (docs/perf/fp8_gemm.md v8).
 TEST(Fp8GemmHeuristics, DecodePicksFollowTheH200Sweeps) {
     const auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k, int groups = 1) {
@@ -345,12 +299,9 @@ TEST(Fp8GemmHeuristics, ForcedConfigsAreCheckedAndHonored) {
     // Per-row contiguous plans fix BLOCK_M to the layout's alignment: a forced tile keeps it or is refused.
     p.block_m = 128;
     p.forced_block_m = 128;
-    p.forced_cluster_m = 2;
     p.forced_cluster_n = 1;
     EXPECT_EQ(choose_fp8_gemm_config(p).block_m, 128);
-    EXPECT_EQ(choose_fp8_gemm_config(p).cluster_m, 2);
     p.forced_block_m = 256;
-    p.forced_cluster_m = 1;
     EXPECT_THROW(choose_fp8_gemm_config(p), tessera::InvalidArgument);
     // Masked plans take no cluster: a forced tile is honored, a forced pair is refused.
     Fp8GemmProblem masked{192, 6144, 7168, Fp8GemmMode::k1D2D, 132, 232448};
@@ -361,36 +312,11 @@ TEST(Fp8GemmHeuristics, ForcedConfigsAreCheckedAndHonored) {
     masked.forced_block_n = 128;
     EXPECT_EQ(choose_fp8_gemm_config(masked).block_n, 128);
     EXPECT_EQ(choose_fp8_gemm_config(masked).cluster_m * choose_fp8_gemm_config(masked).cluster_n, 1);
-    masked.forced_cluster_m = 2;
+    masked.forced_cluster_n = 2;
     EXPECT_THROW(choose_fp8_gemm_config(masked), tessera::InvalidArgument);
 }
 
-TEST(Fp8GemmHeuristics, TwoCtasPerSmHalveSharedMemoryAndDoubleTheGrid) {
-    Fp8GemmProblem p{4096, 2112, 7168, Fp8GemmMode::k1D2D, 132, 232448};
-    p.forced_block_m = 64;
-    p.forced_block_n = 128;
-    p.forced_ctas_per_sm = 2;
-    const Fp8GemmConfig c = choose_fp8_gemm_config(p);
-    EXPECT_EQ(c.ctas_per_sm, 2);
-    EXPECT_EQ(c.num_sms, 264);
-    // Two blocks and their 1 KB reservations fit the SM's 228 KB.
-    EXPECT_LE(2 * (c.smem_bytes + 1024), 233472);
-    EXPECT_EQ(fp8_gemm_smem_bytes(p.mode, 64, 128, c.num_stages + 1) <= (232448 + 1024) / 2 - 1024, false);
-    // 64x192 fits 216 registers only with its wgmma split in two.
-    int splits = 0;
-    EXPECT_TRUE(fp8_gemm_fits_registers(p.mode, 64, 192, 1, &splits, 32, 2));
-    EXPECT_EQ(splits, 2);
-    EXPECT_TRUE(fp8_gemm_fits_registers(p.mode, 64, 192, 1, &splits, 32, 1));
-    EXPECT_EQ(splits, 1);
-    // One consumer warpgroup, no cluster, no split-K.
-    p.forced_block_m = 128;
-    EXPECT_THROW(choose_fp8_gemm_config(p), tessera::InvalidArgument);
-    p.forced_block_m = 64;
-    p.forced_cluster_m = 2;
-    EXPECT_THROW(choose_fp8_gemm_config(p), tessera::InvalidArgument);
-}
-
-// Short A boxes (TESSERA_FP8_SMALL_M_BOX): only dense problems of at most small_m_box_rows (16 by default, 32 when
+// Short A boxes: only dense problems of at most small_m_box_rows (16 by default, 32 when
 // asked) rows on 64-row tiles, in 16- or 32-row boxes; never for grouped problems or taller tiles.
 TEST(Fp8GemmHeuristics, ShortABoxesOnlyForSmallDenseM) {
     const auto pick = [](std::int64_t m, int rows, int groups = 1) {
@@ -413,45 +339,14 @@ TEST(Fp8GemmHeuristics, ShortABoxesOnlyForSmallDenseM) {
     EXPECT_EQ(pick(8, 32, 4).load_rows_a, 0);  // grouped: rows per group are not known on the host
 }
 
-// The library's default plans give dense problems of at most 16 rows the short boxes (tessera::options(), no
-// TESSERA_FP8_SMALL_M_BOX in the test environment); grouped kinds never.
-TEST(Fp8GemmHeuristics, ShortABoxesByDefaultUpTo16Rows) {
-    if (std::getenv("TESSERA_FP8_SMALL_M_BOX") != nullptr) GTEST_SKIP() << "TESSERA_FP8_SMALL_M_BOX is set";
+// The library's plans give dense problems of at most 16 rows the short boxes; grouped kinds never.
+TEST(Fp8GemmHeuristics, ShortABoxesUpTo16Rows) {
     namespace ops = tessera::ops;
     const ops::Fp8PlanKey dense{1, 7168, 2048, Fp8GemmMode::k1D2D, ops::GemmKind::kDense, 1, 0, 132, 0};
     EXPECT_EQ(ops::fp8_problem(dense, 232448).small_m_box_rows, 16);
     EXPECT_EQ(choose_fp8_gemm_config(ops::fp8_problem(dense, 232448)).load_rows_a, 16);
     const ops::Fp8PlanKey masked{1, 7168, 2048, Fp8GemmMode::k1D2D, ops::GemmKind::kMasked, 4, 0, 132, 0};
     EXPECT_EQ(ops::fp8_problem(masked, 232448).small_m_box_rows, 0);
-}
-
-// Opt-in stream-K (TESSERA_FP8_STREAM_K=1): dense 1D2D problems with at least one whole wave whose last wave leaves
-// a tenth of the workers (CTAs, or multicast pairs) idle or more, and enough k-blocks in it to cover every worker.
-TEST(Fp8GemmHeuristics, StreamKOnlyWhenAskedForAPartialLastWave) {
-    const auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k, bool allow,
-                         Fp8GemmMode mode = Fp8GemmMode::k1D2D) {
-        Fp8GemmProblem p{m, n, k, mode, 132, 232448};
-        p.allow_split_k = mode == Fp8GemmMode::k1D2D;
-        p.allow_a_multicast = true;
-        p.allow_stream_k = allow;
-        return choose_fp8_gemm_config(p);
-    };
-    EXPECT_FALSE(pick(4096, 2112, 7168, false).stream_k);
-    for (auto [m, n, k, expected] : {std::tuple<std::int64_t, std::int64_t, std::int64_t, bool>{4096, 2112, 7168, true},
-                                     {4096, 7168, 16384, true},   // 448 pairs on 66 clusters: 52 left
-                                     {4096, 4096, 7168, true},    // 256 pairs: 58 left (88 % of a wave)
-                                     {4096, 32768, 512, true},    // 128x192: 5472 tiles, 60 left, 4 k-blocks each
-                                     {4096, 24576, 1536, false},  // 128x192: 4096 tiles, 4 left, 12 k-blocks each
-                                     {4096, 576, 7168, false},    // under one wave
-                                     {1, 7168, 16384, false}}) {  // decode: split-K's
-        const Fp8GemmConfig c = pick(m, n, k, true);
-        SCOPED_TRACE(testing::Message() << m << "x" << n << "x" << k << ": " << c.describe());
-        EXPECT_EQ(c.stream_k, expected);
-        EXPECT_EQ(c.describe().find("stream-K") != std::string::npos, expected);
-        EXPECT_EQ(fp8_gemm_stream_k_workspace_bytes(c),
-                  expected ? 192u * 4 + static_cast<std::size_t>(c.num_sms) * c.block_m * c.block_n * 4 : 0u);
-    }
-    EXPECT_FALSE(pick(7168, 4096, 16384, true, Fp8GemmMode::k1D1D).stream_k);  // 1D1D: not yet
 }
 
 // 1D1D tiles pay their FP32 reduce-add epilogue per tile: at short K a three-stage 128x160 tile loses to 128x152

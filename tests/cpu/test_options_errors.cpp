@@ -82,62 +82,6 @@ TEST(Options, BadValuesNameTheVariable) {
     EXPECT_THROW(Options::from_env(), InvalidArgument);
 }
 
-TEST(Options, FfmaHintInterval) {
-    {
-        const Options o = Options::from_env();
-        EXPECT_EQ(o.ffma_hints, -1);  // per kernel (Jit::ffma_hints_for)
-        EXPECT_FALSE(o.ffma_hints_all_kinds);
-    }
-    {
-        EnvScope env{{"TESSERA_JIT_FFMA_HINTS", "6:all"}};
-        const Options o = Options::from_env();
-        EXPECT_EQ(o.ffma_hints, 6);
-        EXPECT_TRUE(o.ffma_hints_all_kinds);
-    }
-    for (const char* bad : {"x", ":all", "4:some", "100", "-1"}) {
-        EnvScope env{{"TESSERA_JIT_FFMA_HINTS", bad}};
-        const std::string msg = message_of([] { Options::from_env(); });
-        EXPECT_NE(msg.find("TESSERA_JIT_FFMA_HINTS"), std::string::npos) << msg;
-        EXPECT_NE(msg.find(bad), std::string::npos) << msg;
-    }
-}
-
-TEST(Options, KernelTuningKnobs) {
-    {
-        const Options o = Options::from_env();
-        EXPECT_EQ(o.fp8_math_order, -1);  // unset: the kernel's default, no spec field
-        EXPECT_EQ(o.fp8_pipeline, -1);
-        EXPECT_TRUE(jit::extra_ptxas_flags(o).empty());
-    }
-    {
-        EnvScope env{{"TESSERA_FP8_MATH_ORDER", "0"}, {"TESSERA_FP8_PIPELINE", "1"},
-                     {"TESSERA_JIT_PTXAS_OPTIONS", " --register-usage-level=10  -O3 "}};
-        const Options o = Options::from_env();
-        EXPECT_EQ(o.fp8_math_order, 0);
-        EXPECT_EQ(o.fp8_pipeline, 1);
-        EXPECT_EQ(jit::extra_ptxas_flags(o),
-                  (std::vector<std::string>{"-Xptxas=--register-usage-level=10", "-Xptxas=-O3"}));
-    }
-    {
-        EnvScope env{{"TESSERA_FP8_PIPELINE", "sometimes"}};
-        const std::string msg = message_of([] { Options::from_env(); });
-        EXPECT_NE(msg.find("TESSERA_FP8_PIPELINE"), std::string::npos) << msg;
-        EXPECT_NE(msg.find("sometimes"), std::string::npos) << msg;
-    }
-    // Short A boxes: 16 rows by default; 0 turns them off, 1 (the experiment's old switch) and 32 reach M = 32.
-    EXPECT_EQ(Options::from_env().fp8_small_m_box, 16);
-    for (auto [value, rows] : {std::pair<const char*, int>{"0", 0}, {"1", 32}, {"16", 16}, {"32", 32}}) {
-        EnvScope env{{"TESSERA_FP8_SMALL_M_BOX", value}};
-        EXPECT_EQ(Options::from_env().fp8_small_m_box, rows) << value;
-    }
-    {
-        EnvScope env{{"TESSERA_FP8_SMALL_M_BOX", "24"}};
-        const std::string msg = message_of([] { Options::from_env(); });
-        EXPECT_NE(msg.find("TESSERA_FP8_SMALL_M_BOX"), std::string::npos) << msg;
-        EXPECT_NE(msg.find("'24'"), std::string::npos) << msg;
-    }
-}
-
 TEST(Validation, MessagesNameArgumentExpectationAndValue) {
     float storage[8];
     const TensorRef cpu_bf16 = make_tensor_ref(storage, DType::kBFloat16, {2, 4}, {DeviceKind::kCpu, 0});

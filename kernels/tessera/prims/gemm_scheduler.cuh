@@ -20,17 +20,12 @@
 // tile per cluster: the host launches tiles * kSplitK CTAs) and CTA rank r covers k-blocks [r*kb/S, (r+1)*kb/S);
 // the kernel then reduces the partial sums across the cluster.
 //
-// Stream-K (kStreamK, dense only, opt-in): the whole waves run as above, then the partial last wave's k-blocks are
-// spread evenly over every CTA (cluster), per prims::StreamKPartition; a tile's pieces are then tagged as its owner's
-// (stores after adding the others' partial sums) or as a contribution (partial sums to the workspace, no store).
-//
 // A tile's rows are [a_row, a_row + kBlockM) of A's 2-D map; valid_rows < kBlockM marks a tile whose store must
 // stop early (the epilogue then writes registers straight to global memory, row by row).
 #pragma once
 
 #include <tessera/common.cuh>
 #include <tessera/prims/scheduler.cuh>
-#include <tessera/prims/stream_k.cuh>
 #include <tessera/ptx/memory.cuh>
 
 namespace tessera::prims {
@@ -51,20 +46,6 @@ struct GemmTile {
     bool row_mask;           // contiguous: some rows of the tile are padding (-1) and are stored as zeros
 };
 
-// What a stream-K piece does after its mainloop (GemmScheduler::sk_tag, set by next()), packed in one register:
-// bits 0-1 the role, 2-11 a workspace slot (a CTA index: the contributor's own, or the owner's first contributor's,
-// whose partials sit in slots slot + i * cluster size), 12-21 the tile's arrival counter, 22-31 the owner's count of
-// contributions. Packed because it is live across the mainloop, where registers are scarce; computing it after the
-// mainloop instead (next to the live accumulators) spilled the 128x192 kernel.
-struct StreamKTag {
-    enum Role : uint32_t { kWhole = 0, kOwner = 1, kContributor = 2 };
-    uint32_t bits;
-    __host__ __device__ uint32_t role() const { return bits & 3u; }
-    __host__ __device__ uint32_t slot() const { return (bits >> 2) & 1023u; }
-    __host__ __device__ uint32_t counter() const { return (bits >> 12) & 1023u; }
-    __host__ __device__ uint32_t count() const { return bits >> 22; }
-};
-
 struct GemmSchedulerArgs {
     uint32_t m, n, num_k_blocks;    // M (dense, contiguous: total rows; masked: M_max; k-grouped: per group), N
     const int32_t* grouped_layout;  // ids / ends / masked_m; unused for dense and k-grouped
@@ -77,7 +58,7 @@ struct GemmSchedulerArgs {
 // kWarpAhead: the instance runs in whole warps (the consumers; the producer's is one elected thread), so contiguous
 // lookahead ids can be spread over lanes (contiguous_tile).
 template <GemmKind kKind, int kBlockM, int kBlockN, int kGroupSize, int kClusterSize, bool kRasterAlongM,
-          int kSplitK = 1, bool kStreamK = false, bool kWarpAhead = false>
+          int kSplitK = 1, bool kWarpAhead = false>
 struct GemmScheduler {
     // Full raster groups divide by the compile-time group size in dense and contiguous kernels (a group walk's raster
     // covers one MoE group). Contiguous first measured 1.5-2 % slower with it (docs/perf/fp8_gemm.md v19); since its
@@ -91,13 +72,11 @@ struct GemmScheduler {
     static_assert(kClusterSize == 1 || kKind == kDense || kKind == kContiguous || kKind == kKGrouped,
                   "clusters need both CTAs of a pair to walk equal k-block counts: dense, contiguous, k-grouped");
     static_assert(kSplitK == 1 || (kKind == kDense && kClusterSize == 1), "split-K: dense, without multicast pairs");
-    static_assert(!kStreamK || (kKind == kDense && kSplitK == 1), "stream-K: dense, without split-K");
 
     GemmSchedulerArgs args;
     uint32_t next_id;
     uint32_t stride;
     uint32_t split_rank = 0;  // split-K: this CTA's share of the tile
-    StreamKTag sk_tag{0};     // stream-K: the role of the tile next() returned last
     // Group walk (psum, masked, k-grouped): the group holding ids [group_base, group_base + group_tiles()), rows
     // [group_start(), group_end) of A. Only what cannot be derived is kept: this state is live across the consumers'
     // mainloop, next to the accumulators (a masked 128x192 tile spilled with the derived values kept too).
@@ -150,15 +129,10 @@ struct GemmScheduler {
         t.k_begin = 0;
         t.num_k_blocks = args.num_k_blocks;
         t.valid_rows = kBlockM;
-        if constexpr (kStreamK) sk_tag.bits = StreamKTag::kWhole;
         if constexpr (kKind == kDense || kKind == kContiguous) {
             const Raster raster(args.m, args.n, 0, stride);
-            if constexpr (kStreamK) {
-                if (!stream_k_next(raster, id, t)) return false;
-            } else {
-                if (id >= raster.num_tiles) return false;
-                t.coord = raster.tile_at(id);
-            }
+            if (id >= raster.num_tiles) return false;
+            t.coord = raster.tile_at(id);
             t.a_row = t.d_row = t.sfa_col = t.coord.m_block * kBlockM;
             if constexpr (kKind == kContiguous) contiguous_tile(t, raster, id);
             if constexpr (kSplitK > 1) {
@@ -197,50 +171,6 @@ struct GemmScheduler {
             }
             return true;
         }
-    }
-
-    // Units are clusters' tile groups (kClusterSize consecutive ids, the raster's multicast pairs) on stride /
-    // kClusterSize workers. Ids below the stream-K units run whole; then this CTA's pieces, at most two. The piece
-    // index comes from the id (this CTA's ids are cta, cta + stride, ...), so no state is kept for it.
-    __device__ __forceinline__ StreamKPartition stream_k_partition(uint32_t num_tiles) const {
-        return StreamKPartition(ceil_div<uint32_t>(num_tiles, kClusterSize), stride / kClusterSize,
-                                args.num_k_blocks);
-    }
-    __device__ __forceinline__ uint32_t stream_k_whole_ids(const StreamKPartition& part, uint32_t num_tiles) const {
-        return part.active() ? part.first_sk_unit * kClusterSize : num_tiles;
-    }
-    // The piece index of stream-K id `id` (>= the whole ids) among this CTA's.
-    __device__ __forceinline__ uint32_t stream_k_piece_index(uint32_t id, uint32_t whole_ids) const {
-        const uint32_t cta = id % stride;
-        const uint32_t first_sk_step = whole_ids > cta ? ceil_div(whole_ids - cta, stride) : 0u;
-        return (id - cta) / stride - first_sk_step;
-    }
-
-    __device__ __forceinline__ bool stream_k_next(const Raster& raster, uint32_t id, GemmTile& t) {
-        const StreamKPartition part = stream_k_partition(raster.num_tiles);
-        const uint32_t whole_ids = stream_k_whole_ids(part, raster.num_tiles);
-        if (id < whole_ids) {
-            t.coord = raster.tile_at(id);
-            return true;
-        }
-        if (!part.active()) return false;
-        const uint32_t cta = id % stride;
-        StreamKPiece piece;
-        for (uint32_t i = stream_k_piece_index(id, whole_ids); part.piece(cta / kClusterSize, i, piece);
-             ++i, next_id += stride) {
-            const uint32_t tile_id = piece.unit * kClusterSize + cta % kClusterSize;
-            if (tile_id >= raster.num_tiles) continue;  // the last pair's missing second tile
-            t.coord = raster.tile_at(tile_id);
-            t.k_begin = piece.k_begin;
-            t.num_k_blocks = piece.num_k_blocks;
-            const uint32_t rank = cta % kClusterSize;
-            const uint32_t slot = (piece.owner ? piece.first_contributor : cta / kClusterSize) * kClusterSize + rank;
-            const uint32_t counter = (piece.unit - part.first_sk_unit) * kClusterSize + rank;
-            sk_tag.bits = (piece.owner ? StreamKTag::kOwner : StreamKTag::kContributor) | (slot << 2) |
-                          (counter << 12) | (piece.num_contributors << 22);
-            return true;
-        }
-        return false;
     }
 
     // Contiguous without pairs reads the expert ids of this CTA's next tile one tile ahead: a tile's first read of

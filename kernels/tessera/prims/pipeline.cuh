@@ -1,9 +1,17 @@
-// Stage/phase state of an S-stage mbarrier ring. Each role (producer, each consumer) keeps its own copy; the copies
-// advance in the same order, so they agree on which (stage, phase) a given k-block uses. The state persists across
-// tiles: a tile never resets it.
+// The S-stage TMA/mbarrier ring every SM90 kernel runs between its producer and its consumers.
+//
+//   full[s]   count 1: the producer's arrive.expect_tx(bytes of the stage's loads); the TMA completes the bytes.
+//   empty[s]  count = consumer warps x CTAs of the cluster: each consumer warp of each CTA that reads the stage
+//             arrives once when done with it.
+//
+// Each role (producer, each consumer) keeps its own RingState; the copies advance in the same order, so they agree on
+// which (stage, phase) a given k-block uses. The state persists across tiles: a tile never resets it.
 #pragma once
 
 #include <tessera/common.cuh>
+#include <tessera/ptx/mbarrier.cuh>
+#include <tessera/ptx/memory.cuh>
+#include <tessera/ptx/sync.cuh>
 
 namespace tessera::prims {
 
@@ -22,5 +30,69 @@ struct RingState {
         }
     }
 };
+
+// Initialises the ring's barriers (one thread; the caller fences and synchronizes after its own barriers).
+template <int kNumStages>
+TESSERA_DEVICE void init_ring(uint64_t* full, uint64_t* empty, uint32_t empty_arrivals) {
+    for (int s = 0; s < kNumStages; ++s) {
+        ptx::mbarrier_init(ptx::smem_addr(&full[s]), 1);
+        ptx::mbarrier_init(ptx::smem_addr(&empty[s]), empty_arrivals);
+    }
+}
+
+// Every barrier of the cluster is initialised before any thread (or a peer's multicast) uses one.
+template <int kClusterCtas>
+TESSERA_DEVICE void sync_after_init() {
+    if constexpr (kClusterCtas > 1) {
+        ptx::cluster_arrive();
+        ptx::cluster_wait();
+    } else {
+        __syncthreads();
+    }
+}
+
+// Producer, one k-block: waits until the consumers released the stage, then either issues its loads
+// (issue(stage, full_barrier)) and arms the full barrier with their byte count, or, for a tile that loads nothing (a
+// cluster's zero tile), arrives without bytes so that both rings of the pair stay in step. Returns whether it loaded.
+template <int kNumStages, class Issue>
+TESSERA_DEVICE bool produce_stage(RingState<kNumStages>& ring, uint64_t* full, uint64_t* empty, bool loads,
+                                  uint32_t tx_bytes, const Issue& issue) {
+    const uint32_t s = ring.stage;
+    ptx::mbarrier_wait(ptx::smem_addr(&empty[s]), ring.phase ^ 1u);
+    const uint32_t full_bar = ptx::smem_addr(&full[s]);
+    if (!loads) {
+        ptx::mbarrier_arrive(full_bar);
+        ring.advance();
+        return false;
+    }
+    issue(s, full_bar);
+    ptx::mbarrier_arrive_expect_tx(full_bar, tx_bytes);
+    ring.advance();
+    return true;
+}
+
+// Producer, before exit in a cluster: waits for the release of every stage still in use, after which no remote
+// arrival can target this CTA's barriers (its shared memory may then be reused).
+template <int kNumStages>
+TESSERA_DEVICE void drain_ring(RingState<kNumStages>& ring, uint64_t* empty) {
+    for (int i = 0; i < kNumStages; ++i) {
+        ptx::mbarrier_wait(ptx::smem_addr(&empty[ring.stage]), ring.phase ^ 1u);
+        ring.advance();
+    }
+}
+
+// Consumer warp, done with a stage: one arrival on its empty barrier. In a cluster of two, lane i arrives on CTA i's
+// barrier whenever the peer has a tile (a multicast into the peer must not land in a stage the peer still reads, so
+// the two rings advance in lock step); without a peer tile both lanes arrive locally.
+template <int kClusterSize>
+TESSERA_DEVICE void release_stage(uint64_t* empty, uint32_t stage, bool peer_alive, uint32_t lane) {
+    const uint32_t bar = ptx::smem_addr(&empty[stage]);
+    if constexpr (kClusterSize == 1) {
+        if (lane == 0) ptx::mbarrier_arrive(bar);
+    } else if (lane < 2) {
+        const uint32_t target = peer_alive ? lane : ptx::cluster_cta_rank();
+        ptx::mbarrier_arrive_cluster(ptx::map_shared_rank(bar, target));
+    }
+}
 
 }  // namespace tessera::prims

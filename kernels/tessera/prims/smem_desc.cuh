@@ -1,5 +1,5 @@
 // wgmma shared-memory matrix descriptors (PTX ISA "Matrix Descriptor Format" for wgmma).
-// Only the layout the FP8 GEMMs use: K-major, 128-byte swizzle, one 128-byte swizzle atom along K (BK * 1 B = 128 B).
+// K-major tiles with a 128-byte swizzle and one 128-byte swizzle atom along K (FP8: BK = 128 elements).
 #pragma once
 
 #include <tessera/common.cuh>
@@ -23,5 +23,28 @@ TESSERA_DEVICE uint64_t make_desc_kmajor_sw128(uint32_t smem_addr) {
 // Advance a descriptor by `bytes` (multiple of 16): the start address field is the low 14 bits and smem addresses
 // are below 2^18, so a plain add never carries out of the field.
 TESSERA_DEVICE uint64_t advance_desc(uint64_t desc, uint32_t bytes) { return desc + (bytes >> 4); }
+
+// The wgmma descriptors of one ring stage's A and B tiles (row 0, k 0), for rings whose stages are kABytes and kBBytes
+// apart. A mainloop carries them from k-block to k-block with one add each: ptxas rebuilt them from the
+// shared-memory base every k-block (~20 uniform instructions between the promotion and the next issue), even when
+// written as stage 0's descriptor plus an offset.
+template <uint32_t kABytes, uint32_t kBBytes, int kNumStages>
+struct StageDescs {
+    uint64_t a, b;
+    // a0, b0: shared addresses of stage 0's A and B tiles.
+    TESSERA_DEVICE static StageDescs of(uint32_t a0, uint32_t b0, uint32_t stage) {
+        return {advance_desc(make_desc_kmajor_sw128(a0), stage * kABytes),
+                advance_desc(make_desc_kmajor_sw128(b0), stage * kBBytes)};
+    }
+    // To the next stage (`wrap`: the ring went back to stage 0). Only the start-address field, in the low word,
+    // changes: no stage's address carries out of it.
+    TESSERA_DEVICE void advance(bool wrap) {
+        a = add_low(a, wrap ? 0u - (kNumStages - 1) * (kABytes >> 4) : kABytes >> 4);
+        b = add_low(b, wrap ? 0u - (kNumStages - 1) * (kBBytes >> 4) : kBBytes >> 4);
+    }
+    TESSERA_DEVICE static uint64_t add_low(uint64_t desc, uint32_t delta) {
+        return (desc & ~0xffffffffull) | static_cast<uint32_t>(static_cast<uint32_t>(desc) + delta);
+    }
+};
 
 }  // namespace tessera::prims

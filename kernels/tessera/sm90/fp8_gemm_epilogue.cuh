@@ -26,7 +26,6 @@ struct Fp8GemmEpilogue {
     static constexpr int kSplitK = K::kSplitK;
     static constexpr int kNumMathThreads = K::kNumMathThreads;
     static constexpr uint32_t kEpilogueBarrierBase = K::kEpilogueBarrierBase;
-    static constexpr uint32_t kStreamKBarrier = K::kStreamKBarrier;
     static constexpr int kClusterSize = K::kClusterSize;
 
     TESSERA_DEVICE static uint32_t shape_m(const Params& p) { return K::shape_m(p); }
@@ -147,7 +146,6 @@ struct Fp8GemmEpilogue {
                 if (warp == 0) ptx::bulk_wait_group_read<0>();
                 ptx::named_barrier_sync(barrier, 128);
             }
-            TESSERA_TILE_MARK(kEpiEntered, tile, half == 0 && wg == 0 && warp == 0 && lane == 0);
 #pragma unroll
             for (int w = 0; w < kNumWaves; ++w) {
                 const uint32_t row_base = w * kWaveRows + wg * 64;
@@ -156,9 +154,7 @@ struct Fp8GemmEpilogue {
                 else OutTile::template write_bf16<kHalfChunks>(tile_addr, slice, row_base, warp, lane);
             }
             ptx::fence_proxy_async();  // generic smem writes -> visible to the TMA (async proxy) reads
-            TESSERA_TILE_MARK(kEpiWritten, tile, half == 0 && wg == 0 && warp == 0 && lane == 0);
             ptx::named_barrier_sync(barrier, 128);
-            TESSERA_TILE_MARK(kEpiBarrier, tile, half == 0 && wg == 0 && warp == 0 && lane == 0);
             if (kStagedRows && tile.valid_rows < kBlockM) {
                 copy_valid_rows(p, tile_addr, tile, wg, warp, lane, half);
             } else if (warp == 0 && kOneLaneIssue) {
@@ -267,62 +263,6 @@ struct Fp8GemmEpilogue {
         __syncwarp();
         ptx::cluster_arrive();
         ptx::cluster_wait();
-    }
-
-    // Stream-K. A contribution (a piece that does not hold its tile's first k-block) writes its partial sums to the
-    // workspace slot of its CTA, in fragment order [wave][chunk][consumer thread] float4 (coalesced), and then bumps
-    // the tile's counter: every consumer thread's stores precede the barrier, and one thread's release add after it
-    // publishes them all (the release is cumulative over what the barrier ordered before it). The owner, whose
-    // pieces of a tile always come last in its range, waits for the count with an acquire read, resets the counter
-    // for the next launch, and adds the partials in slot order (deterministic) before its normal store. Every CTA is
-    // resident (one per SM, grid = SMs), so the spin cannot wait on a CTA that has not started.
-    static constexpr int kChunks = kBlockN / 8;
-    // Workspace layout: the counters first, at the same place for every tile shape (a stream's launches share the
-    // buffer, and the counters are the part that must read zero at each launch's start), padded to 256 bytes; then
-    // one FP32 tile per CTA.
-    static constexpr uint32_t kStreamKCounterWords = align_up(static_cast<uint32_t>(K::kNumSMs), 64u);
-    TESSERA_DEVICE static float* stream_k_slot(const Params& p, uint32_t slot, int w, int c, uint32_t thread) {
-        return static_cast<float*>(p.workspace) + kStreamKCounterWords +
-               static_cast<uint64_t>(slot) * (kBlockM * kBlockN) + ((w * kChunks + c) * kNumMathThreads + thread) * 4;
-    }
-    TESSERA_DEVICE static uint32_t* stream_k_counter(const Params& p, uint32_t index) {
-        return static_cast<uint32_t*>(p.workspace) + index;
-    }
-
-    // (The consumers are threads [0, kNumMathThreads); reading threadIdx.x here keeps the warp index, which the
-    // mainloop does not need, out of the registers that must survive it.)
-    TESSERA_DEVICE static void stream_k_contribute(const Params& p, const float (&acc)[kNumWaves][kFinalRegs],
-                                                   const prims::StreamKTag& tag) {
-        const uint32_t thread = threadIdx.x;
-#pragma unroll
-        for (int w = 0; w < kNumWaves; ++w)
-#pragma unroll
-            for (int c = 0; c < kChunks; ++c)
-                ptx::st_global_cg_v4(stream_k_slot(p, tag.slot(), w, c, thread), acc[w][c * 4],
-                                     acc[w][c * 4 + 1], acc[w][c * 4 + 2], acc[w][c * 4 + 3]);
-        ptx::named_barrier_sync(kStreamKBarrier, kNumMathThreads);
-        if (thread == 0) ptx::red_release_gpu_add(stream_k_counter(p, tag.counter()), 1u);
-    }
-
-    TESSERA_DEVICE static void stream_k_gather(const Params& p, float (&acc)[kNumWaves][kFinalRegs],
-                                               const prims::StreamKTag& tag) {
-        const uint32_t thread = threadIdx.x;
-        if (thread == 0) {
-            uint32_t* counter = stream_k_counter(p, tag.counter());
-            while (ptx::ld_acquire_gpu(counter) < tag.count()) __nanosleep(64);  // the contributions usually are in
-            ptx::st_relaxed_gpu(counter, 0u);
-        }
-        ptx::named_barrier_sync(kStreamKBarrier, kNumMathThreads);
-#pragma unroll 1
-        for (uint32_t i = 0; i < tag.count(); ++i) {
-            const uint32_t slot = tag.slot() + i * kClusterSize;
-#pragma unroll
-            for (int w = 0; w < kNumWaves; ++w)
-#pragma unroll
-                for (int c = 0; c < kChunks; ++c)
-                    ptx::add_global_cg_v4(stream_k_slot(p, slot, w, c, thread), acc[w][c * 4], acc[w][c * 4 + 1],
-                                          acc[w][c * 4 + 2], acc[w][c * 4 + 3]);
-        }
     }
 };
 
