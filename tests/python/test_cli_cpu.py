@@ -1,6 +1,6 @@
 """`tessera compile --fp8 KIND:MxNxK[:G[:E]]` (one problem's planned kernel, no GPU) and the TESSERA_FP8_CONFIG text it
-honours, through the command itself: a forced stage count (:pP) and D over the ring (:d) reach the kernel, and bad
-text fails with the expectation named."""
+honours, through the command itself: a forced stage count (:pP), A multicast (:1x2) and split-K (:sS) reach the
+kernel, and bad text fails with the expectation named."""
 import os
 import subprocess
 
@@ -9,18 +9,12 @@ import pytest
 from test_sass_cpu import find_tessera_cli
 
 
-def compile_fp8(tmp_path, problem, config=None, extra=(), d_in_ring=None, d_halves=None):
+def compile_fp8(tmp_path, problem, config=None, extra=()):
     cli = find_tessera_cli()
     if cli is None:
         pytest.skip("needs the tessera command")
     env = dict(os.environ, TESSERA_CACHE_DIR=str(tmp_path / "cache"))
     env.pop("TESSERA_FP8_CONFIG", None)
-    env.pop("TESSERA_FP8_D_IN_RING", None)
-    env.pop("TESSERA_FP8_D_HALVES", None)
-    if d_halves is not None:
-        env["TESSERA_FP8_D_HALVES"] = d_halves
-    if d_in_ring is not None:
-        env["TESSERA_FP8_D_IN_RING"] = d_in_ring
     if config is not None:
         env["TESSERA_FP8_CONFIG"] = config
     return subprocess.run([cli, "compile", "--compiler", "nvrtc", "--fp8", problem, *extra], env=env,
@@ -28,48 +22,43 @@ def compile_fp8(tmp_path, problem, config=None, extra=(), d_in_ring=None, d_halv
 
 
 def test_forced_stage_count_reaches_the_kernel(tmp_path):
-    # 128 tiles on 132 CTAs: D goes over the ring, and its bytes make a sixth stage.
+    # 128 tiles on 132 CTAs: one wave, so D goes over the ring and its bytes make a sixth stage.
     default = compile_fp8(tmp_path, "dense:4096x576x7168", "128x144")
     assert default.returncode == 0, default.stdout + default.stderr
     assert "kBlockN=144," in default.stdout and "kNumStages=6," in default.stdout, default.stdout
     assert "kDInRing=1" in default.stdout, default.stdout
-    off = compile_fp8(tmp_path, "dense:4096x576x7168", "128x144", d_in_ring="0")
-    assert off.returncode == 0, off.stdout + off.stderr
-    assert "kNumStages=5," in off.stdout and "kDInRing" not in off.stdout, off.stdout
     forced = compile_fp8(tmp_path, "dense:4096x576x7168", "128x144:p4")
     assert forced.returncode == 0, forced.stdout + forced.stderr
     assert "kNumStages=4," in forced.stdout and "kSplitK" not in forced.stdout, forced.stdout
     assert "kDInRing" not in forced.stdout, forced.stdout
 
 
-def test_d_halves_switch_reaches_the_masked_plan(tmp_path):
+def test_forced_multicast_and_split_reach_the_kernel(tmp_path):
+    pair = compile_fp8(tmp_path, "dense:4096x576x7168", "128x144:1x2")
+    assert pair.returncode == 0 and "kClusterN=2," in pair.stdout, pair.stdout + pair.stderr
+    split = compile_fp8(tmp_path, "dense:4096x576x7168", "128x144:s2")
+    assert split.returncode == 0 and "kSplitK=2" in split.stdout, split.stdout + split.stderr
+
+
+def test_masked_plan_stages_d_in_halves(tmp_path):
     # Masked 128x256 at K = 2048: D in halves makes the ring 4 stages, and the kernel builds without spilling (the
-    # command fails on a spill); TESSERA_FP8_D_HALVES=0 keeps the whole D tile and 3 stages.
-    default = compile_fp8(tmp_path, "masked:192x4096x2048:32:4096")
-    assert default.returncode == 0, default.stdout + default.stderr
-    assert "kBlockN=256," in default.stdout and "kNumStages=4," in default.stdout, default.stdout
-    assert "kDHalves=1" in default.stdout, default.stdout
-    off = compile_fp8(tmp_path, "masked:192x4096x2048:32:4096", d_halves="0")
-    assert off.returncode == 0, off.stdout + off.stderr
-    assert "kNumStages=3," in off.stdout and "kDHalves" not in off.stdout, off.stdout
+    # command fails on a spill).
+    out = compile_fp8(tmp_path, "masked:192x4096x2048:32:4096")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "kBlockN=256," in out.stdout and "kNumStages=4," in out.stdout, out.stdout
+    assert "kDHalves=1" in out.stdout, out.stdout
 
 
-def test_forced_d_in_ring_with_several_tiles_per_cta(tmp_path):
-    plain = compile_fp8(tmp_path, "dense:4096x2112x7168", "128x144")  # 352 tiles: no D over the ring unasked
-    assert plain.returncode == 0 and "kDInRing" not in plain.stdout, plain.stdout + plain.stderr
-    forced = compile_fp8(tmp_path, "dense:4096x2112x7168", "128x144:p6:d")
-    assert forced.returncode == 0, forced.stdout + forced.stderr
-    assert "kNumStages=6," in forced.stdout and "kDInRing=1" in forced.stdout, forced.stdout
+GRAMMAR = "expected 'BMxBN[:1x2][:sS][:pP]'"
 
 
 @pytest.mark.parametrize("problem,config,expected", [
     ("dense:4096x576x7168", "128x144:p9", "takes 2 to 6 stages here, got 9"),
-    ("dense:4096x2112x7168", "128x144:p9:d", "with D over the ring takes 3 to 6 stages here, got 9"),
-    ("dense:4096x576x7168", "128x144:p0", "expected 'BMxBN[:CMxCN][:sS][:o2][:pP][:d]'"),
-    ("dense:4096x576x7168", "128x144:p4:s2", "expected 'BMxBN[:CMxCN][:sS][:o2][:pP][:d]'"),
-    ("dense:4096x576x7168", "128x144:d:p4", "expected 'BMxBN[:CMxCN][:sS][:o2][:pP][:d]'"),
-    ("dense:4096x2112x7168", "128x144:1x2:d", "':d' (D over the ring) needs a dense 1D2D plan"),
-    ("contiguous:4096x2112x7168:4", "128x144:d", "':d' (D over the ring) needs a dense 1D2D plan"),
+    ("dense:4096x576x7168", "128x144:p0", GRAMMAR),
+    ("dense:4096x576x7168", "128x144:p4:s2", GRAMMAR),
+    ("dense:4096x576x7168", "128x144:d", GRAMMAR),   # D over the ring is the planner's call, not a switch
+    ("dense:4096x576x7168", "128x144:2x1", GRAMMAR),  # B multicast is not built
+    ("dense:4096x576x7168", "128x144:o2", GRAMMAR),   # two CTAs per SM are not built
     ("dense:4096x576", None, "(sizes MxNxK)"),
     ("blah:1x2x128", None, "(an unknown KIND)"),
 ])

@@ -3,9 +3,9 @@ descriptors in uniform registers.
 
 When ptxas cannot prove the tile loop warp-uniform (a per-lane branch in the epilogue, a warp index read from
 threadIdx without a shuffle), it keeps the descriptors in vector registers and moves them with R2UR before every
-wgmma: 16 R2UR per k-block in the masked, psum and k-grouped kernels before the 13th session, which cost the masked
-kernel 10-27 % against dense on the same work (docs/perf/fp8_grouped.md v9). Healthy loops carry at most two R2UR
-(a B-scale pointer, a stage base), fewer than their wgmma instructions; the broken ones carry four per wgmma.
+wgmma. In the masked kernel that was 16 R2UR per k-block and cost it 10-27 % against the dense kernel on the same work
+(H200). Healthy loops carry at most two R2UR (a B-scale pointer, a stage base), fewer than their wgmma instructions;
+the broken ones carry four per wgmma.
 
 Compiles the grouped and dense catalogs (`tessera compile --suite fp8_grouped|fp8_gemm`, NVRTC) into fresh caches and
 disassembles them with nvdisasm ($NVDISASM, PATH, or the PyPI package nvidia-cuda-nvdisasm that scripts/setup.sh
@@ -129,9 +129,9 @@ def test_grouped_kernels_keep_wgmma_descriptors_uniform(tmp_path):
     for spec, text in sass.items():
         assert_uniform_descriptors(spec, kb_loops(text))
     assert len(sass) >= 10, f"only {len(sass)} grouped fp8_gemm kernels were built"
-    # The tail-N loop (fp8_gemm.md v18): contiguous N = 4096 at 128x192 runs its last n-block (64 of 192 columns) with
-    # a 64-wide wgmma; psum keeps the full width (a second loop cost it its uniform descriptors). The suite's plans at
-    # N = 4096 are 128x256 now (fp8_grouped.md v23, v24), so that tile is forced for both checks.
+    # The tail-N loop: contiguous N = 4096 at 128x192 runs its last n-block (64 of 192 columns) with a 64-wide wgmma;
+    # psum keeps the full width (a second loop cost it its uniform descriptors). The suite plans 128x256 tiles at
+    # N = 4096, so the 128x192 tile is forced for both checks.
     for problem, kind, widths in (("contiguous:8192x4096x2048:4", 1, [64, 192]), ("psum:8160x4096x2048:4", 2, [192])):
         (tmp_path / f"kind{kind}").mkdir()
         forced = compiled_sass(tmp_path / f"kind{kind}", "fp8_grouped", fp8=problem, TESSERA_FP8_CONFIG="128x192")
@@ -144,9 +144,9 @@ def test_grouped_kernels_keep_wgmma_descriptors_uniform(tmp_path):
 
 def test_dense_serial_kernels_keep_wgmma_descriptors_uniform(tmp_path):
     """The dense catalog's kernels with one k-block loop (the serial mainloop of the M = 4096 and wgrad plans: 256x128,
-    128x192, 128x144, 1D1D 128x152 ...). An experiment that combined two tile-start changes moved 128x144's
-    descriptors through R2UR (docs/perf/fp8_gemm.md v17). The pipelined decode kernels (several loops) are left out:
-    on main their loops carry 5-29 R2UR, which v17 found not to cost these memory-bound plans measurably."""
+    128x192, 128x144, 1D1D 128x152 ...): changes to a tile's start have moved 128x144's descriptors through R2UR
+    before. The pipelined decode kernels (several loops) are left out: their loops carry 5-29 R2UR, which did not
+    cost these memory-bound plans measurably on the H200."""
     # (With a tail-N loop a serial kernel has two loops, of two wgmma widths.)
     loops = {spec: (kb_loops(sass), wgmma_widths(sass)) for spec, sass in compiled_sass(tmp_path, "fp8_gemm").items()}
     # (A loop unrolled over the ring's stages, kUnrollStages, is three loops of one width: generic k-blocks until the
@@ -156,9 +156,9 @@ def test_dense_serial_kernels_keep_wgmma_descriptors_uniform(tmp_path):
     for spec, kb in kernels.items():
         assert_uniform_descriptors(spec, kb)
     assert len(kernels) >= 10, f"only {len(kernels)} serial dense kernels were built"
-    # 128x144 tiles choose their B-scale boundary once per tile (kHoistFormer, fp8_gemm.md v19): one k-block loop per
-    # place the boundary can fall (8 at 144 columns). Built from the stage's own address, their descriptors went
-    # through R2UR (2 per wgmma); from stage 0's descriptor plus an add they stay uniform, 3.7 % faster (v20).
+    # 128x144 tiles choose their B-scale boundary once per tile (kHoistFormer): one k-block loop per place the
+    # boundary can fall (8 at 144 columns). Built from the stage's own address, their descriptors went through R2UR
+    # (2 per wgmma); from stage 0's descriptor plus an add they stay uniform, 3.7 % faster on the H200.
     hoisted = {spec: kb for spec, (kb, widths) in loops.items()
                if "kBlockM=128,kBlockN=144," in spec and "kShapeN=576," in spec and "kMode=0," in spec}
     assert hoisted and all(len(kb) == 8 and all(w == 4 for w, _ in kb) for kb in hoisted.values()), hoisted

@@ -1,12 +1,12 @@
 """Which instructions wait on which loads: the scoreboard control bits of one cached kernel's SASS.
 
-    python dev/sass_waits.py CACHE_DIR SPEC_REGEX [--from 0x0] [--to 0x3000] [--grep 'LDG|QGMMA|R2UR|wait=']
+    python tools/sass_waits.py CACHE_DIR SPEC_REGEX [--from 0x0] [--to 0x3000] [--grep 'LDG|QGMMA|R2UR|wait=']
 
 Prints, per instruction, the scoreboards it sets (W = on write-back, R = on operand read) and the ones it waits for,
 decoded from the 128-bit encoding (SM90: high word bits 46-48 write barrier, 49-51 read barrier, 52-57 wait mask;
-7 means none). Found with it (docs/perf/fp8_gemm.md v17): the first wgmma of every tile waits for the tile's B-scale
-loads, through an R2UR that ptxas places between the loads and the QGMMA. The kernel is the first in CACHE_DIR
-whose spec (the first line of kernel.cu) matches SPEC_REGEX; nvdisasm as in dev/sass_diff.py."""
+7 means none). It answers questions such as whether a tile's first wgmma waits for the tile's B-scale loads (ptxas
+may put an R2UR that waits on them right before the QGMMA). The kernel is the first in CACHE_DIR whose spec (the
+first line of kernel.cu) matches SPEC_REGEX; nvdisasm as in tools/sass_diff.py."""
 import argparse
 import os
 import re

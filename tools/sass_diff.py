@@ -2,7 +2,7 @@
 
     TESSERA_CACHE_DIR=/tmp/before tessera compile --compiler both --suite all     # on the old tree
     TESSERA_CACHE_DIR=/tmp/after  tessera compile --compiler both --suite all     # on the new tree
-    python dev/sass_diff.py /tmp/before /tmp/after [--show N]
+    python tools/sass_diff.py /tmp/before /tmp/after [--show N]
 
 Kernels are matched by their spec (the first line of kernel.cu), the builds of each spec compared as a set; SASS comes from nvdisasm ($NVDISASM,
 else PATH; the PyPI package nvidia-cuda-nvdisasm has one) with addresses stripped. Exit status 1 if any differ."""
