@@ -3,19 +3,21 @@
 # tests), compute-sanitizer memcheck and racecheck on a few FP8 kernels, and the benchmark suites. Logs go to $OUT
 # (else ./gpu-out); a summary is printed last. Needs no network.
 #
-#   STEPS=tests|bench   one half only (the whole run may not fit one 10-minute device call)
-#   SUITES="..."        the bench/run.py suites (default: the five FP8 suites)
+#   STEPS="tests sanitizers bench"   the steps to run (default all three; the whole run may not fit one 10-minute
+#                                    device call)
+#   SUITES="..."                     the bench/run.py suites (default: fp8, the five FP8 suites)
 #
-# bench/run.py measures DeepGEMM in the same process when it can import it: build the peer checkout first and export
-# its PYTHONPATH and LD_PRELOAD (docs/performance.md); this script keeps both.
+# bench/run.py measures DeepGEMM in the same process when it can import it. A DeepGEMM checkout in peer/DeepGEMM is
+# built first (bench/peer/build.sh, in the background while the tests run) unless it is built already; while the
+# tests run, a warm-up pass compiles both libraries' benchmark kernels into their caches.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 PY=$(command -v python3)
 BUILD=build-gpu
-STEPS=${STEPS:-all}
-SUITES=${SUITES:-deepgemm-dense deepgemm-grouped-contiguous deepgemm-grouped-psum deepgemm-masked deepgemm-kgrouped}
+STEPS=${STEPS:-tests sanitizers bench}
+SUITES=${SUITES:-fp8}
 export TESSERA_CACHE_DIR=${TESSERA_CACHE_DIR:-/tmp/tessera-cache} PYTHONFAULTHANDLER=1
 export PYTHONPATH=$PWD/$BUILD/python${PYTHONPATH:+:$PYTHONPATH}
 summary=()
@@ -53,27 +55,47 @@ sanitizers() {
     return $status
 }
 
-benchmark() {
-    local suites=() s
-    for s in $SUITES; do suites+=(--suite "$s"); done
-    "$BUILD/tessera" bench && "$PY" bench/run.py "${suites[@]}" --json "$OUT/bench.jsonl"
+suite_args() {
+    local s
+    for s in $SUITES; do printf -- '--suite\n%s\n' "$s"; done
 }
 
+benchmark() {
+    local suites
+    mapfile -t suites < <(suite_args)
+    "$PY" bench/run.py "${suites[@]}" --json "$OUT/bench.jsonl"
+}
+
+has() { [[ " $STEPS " == *" $1 "* ]]; }
+
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$OUT/gpu.txt" 2>&1
+peer_pid=""
+if has bench && [ -d peer/DeepGEMM ] && ! ls peer/DeepGEMM/deep_gemm/_C*.so >/dev/null 2>&1; then
+    bench/peer/build.sh >"$OUT/peer_build.log" 2>&1 &
+    peer_pid=$!
+fi
 if step build build.log bash -c "cmake -S . -B $BUILD -G Ninja -DTESSERA_WERROR=ON -DPython_EXECUTABLE=$PY &&
                                  ninja -C $BUILD"; then
-    if [ "$STEPS" != bench ]; then
-        step gpu-tests gpu_tests.log ctest --test-dir "$BUILD" -L gpu -V
-        step sanitizers sanitizers.log sanitizers
+    warm_pid=""
+    if has bench && has tests; then  # compile the benchmark's kernels of both libraries while the tests run
+        mapfile -t suites < <(suite_args)
+        (if [ -n "$peer_pid" ]; then wait "$peer_pid"; fi
+         "$PY" bench/run.py "${suites[@]}" --reps 10 >"$OUT/bench_warm.log" 2>&1) &
+        warm_pid=$!
     fi
-    [ "$STEPS" != tests ] && step bench bench.log benchmark
+    has tests && step gpu-tests gpu_tests.log ctest --test-dir "$BUILD" -L gpu -V
+    has sanitizers && step sanitizers sanitizers.log sanitizers
+    if [ -n "$warm_pid" ]; then wait "$warm_pid"; fi
+    if [ -n "$peer_pid" ]; then wait "$peer_pid"; fi
+    has bench && step bench bench.log benchmark
 fi
 
 {
     echo "== gpu"; cat "$OUT/gpu.txt"
     echo "== tests"; grep -E "tests passed|tests failed|[0-9]+ (passed|failed|skipped)" "$OUT/gpu_tests.log" 2>/dev/null | tail -8
     echo "== sanitizers"; grep -E "^== |ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizers.log" 2>/dev/null | tail -40
-    echo "== bench"; grep -vE "^\{" "$OUT/bench.log" 2>/dev/null | tail -40
+    echo "== peer"; tail -2 "$OUT/peer_build.log" 2>/dev/null
+    echo "== bench"; grep -E "^(== |  geomean|peer:|  canary|  WARN)" "$OUT/bench.log" 2>/dev/null
     printf '%s\n' "${summary[@]}"
 } | tee "$OUT/summary.txt"
 echo "SUMMARY: $(printf '%s; ' "${summary[@]}")"

@@ -1,137 +1,134 @@
-"""bench/run.py pieces that need no GPU (the module imports without torch)."""
-import importlib.util
+"""bench/ pieces that need no GPU (the modules import without torch): the timer's call splitting, the canary, the
+row measurement with stand-in timers (interleaving, ratios live or recorded, statuses), the summaries, compare.py."""
+import json
 import os
+import subprocess
+import sys
+from types import SimpleNamespace
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
+sys.path.insert(0, BENCH)
+
+import compare  # noqa: E402
+import report  # noqa: E402
+import rows  # noqa: E402
+import timing  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def run():
-    spec = importlib.util.spec_from_file_location("bench_run", os.path.join(HERE, "..", "..", "bench", "run.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def test_canary_steady_within_tolerance():
+    assert timing.canary_verdict([1500.0, 1540.0]) is None  # 2.7 % apart
+    assert timing.canary_verdict([1500.0]) is None
+    assert timing.canary_verdict([]) is None
 
 
-def test_canary_steady_within_tolerance(run):
-    assert run.canary_verdict([1500.0, 1540.0]) is None  # 2.7 % apart
-    assert run.canary_verdict([1500.0]) is None          # a suite that stopped early: nothing to compare
-    assert run.canary_verdict([]) is None
-
-
-def test_canary_flags_a_speed_change_in_either_direction(run):
-    slower = run.canary_verdict([1500.0, 3000.0])
+def test_canary_flags_a_speed_change_in_either_direction():
+    slower = timing.canary_verdict([1500.0, 3000.0])
     assert slower is not None and "1500 -> 3000" in slower and "100%" in slower and "suspect" in slower
-    faster = run.canary_verdict([1600.0, 1500.0], tolerance=0.05)
-    assert faster is not None and "7%" in faster
-    assert run.canary_verdict([1600.0, 1500.0], tolerance=0.10) is None
+    assert timing.canary_verdict([1600.0, 1500.0], tolerance=0.05) is not None
+    assert timing.canary_verdict([1600.0, 1500.0], tolerance=0.10) is None
 
 
-def test_flush_kind_picks_memset_or_read(run, monkeypatch):
-    calls = []
-
-    class Buffer:  # stands in for the flush tensor: records which operation the flush ran
-        def zero_(self):
-            calls.append("memset")
-
-        def sum(self):
-            calls.append("read")
-
-    monkeypatch.setattr(run, "_flush", Buffer())
-    monkeypatch.setattr(run, "FLUSH_KIND", "memset")
-    run.flush_l2()
-    monkeypatch.setattr(run, "FLUSH_KIND", "read")
-    run.flush_l2()
-    assert calls == ["memset", "read"]
+def event(name, us):
+    return SimpleNamespace(name=name, time_range=SimpleNamespace(elapsed_us=lambda: us))
 
 
-def test_events_and_sustained_timers(run, monkeypatch):
-    """--timer events: its CUDA events are its own (it once named two that no code defined, so the option crashed);
-    --timer sustained: a back-to-back loop without flushes."""
-    log = []
-
-    class FakeEvent:  # a CUDA event whose elapsed time is the number of calls recorded between the two
-        def __init__(self, enable_timing=False):
-            self.at = None
-
-        def record(self):
-            self.at = len(log)
-
-        def synchronize(self):
-            pass
-
-        def elapsed_time(self, other):
-            return (other.at - self.at) / 1e3  # ms
-
-    class Cuda:
-        Event = FakeEvent
-
-    class Torch:
-        cuda = Cuda
-
-    monkeypatch.setattr(run, "torch", Torch)
-    monkeypatch.setattr(run, "flush_l2", lambda: log.append("flush"))
-    assert run.time_us_events(lambda: log.append("call"), 5) == 1.0  # 1 call between the events = 1 "µs"
-    assert log == ["flush", "call"] * 5
-    # --timer sustained: back to back, no flush, at least `reps` calls (whole batches of 10), the mean per call
-    log.clear()
-    monkeypatch.setattr(run, "SUSTAINED_SECONDS", 0.0)
-    monkeypatch.setattr(run, "SUSTAINED_WARMUP_SECONDS", 0.0)
-    monkeypatch.setattr(run, "TIMER", "sustained")
-    assert run.time_us(lambda: log.append("call"), 25, warmup=0) == 1.0
-    assert log == ["call"] * 30
+def test_split_calls_sums_every_activity_between_flushes():
+    # a flush split in two memsets, then a transpose and a GEMM: one call of 3 + 10 µs
+    events = [event("memset", 50), event("memset", 50), event("transpose", 3), event("gemm", 10),
+              event("memset", 100), event("gemm", 12)]
+    assert timing.split_calls(events, {"memset"}) == [13.0, 12.0]
+    assert timing.split_calls([event("gemm", 5)], {"memset"}) == []  # nothing before the first flush counts
 
 
-def test_calibration_factors_compare_with_the_file(run):
-    file_gemm_us = 2 * 8192 ** 3 / (run.PEAK_TFLOPS * 1e6)
-    file_copy_us = 2 * run.CAL_COPY_BYTES / (run.PEAK_TBPS * 1e6)
-    f = run.calibration_factors(file_gemm_us * 1.05, file_copy_us * 0.98)
-    assert abs(f["compute"] - 1.05) < 1e-9 and abs(f["memory"] - 0.98) < 1e-9
+def test_timer_rejects_unknown_protocols():
+    with pytest.raises(ValueError, match="timer: expected kineto, events or sustained, got 'fast'"):
+        timing.Timer("fast")
+    with pytest.raises(ValueError, match="flush kind: expected memset or read"):
+        timing.Timer(flush_kind="write")
 
 
-def test_calibrated_dg_uses_the_rows_bound(run):
-    factors = {"compute": 1.05, "memory": 0.98}
-    # masked g32 e192 6144x7168 (compute-bound) and g6 e20 4096x2048 (the active experts' weights: memory-bound)
-    dg, bound = run.calibrated_dg_us(540.4, 2 * 6221 * 6144 * 7168, 6221 * 7168 + 32 * 6144 * 7168, factors)
-    assert bound == "compute" and abs(dg - 540.4 * 1.05) < 1e-9
-    dg, bound = run.calibrated_dg_us(23.7, 2 * 118 * 4096 * 2048, 118 * 2048 + 6 * 4096 * 2048, factors)
-    assert bound == "memory" and abs(dg - 23.7 * 0.98) < 1e-9
+class FakeTimer:
+    """Returns `us[name]` for every sample and logs the order in which the calls were timed."""
+
+    def __init__(self, us):
+        self.us, self.order = us, []
+
+    def samples(self, fn, reps):
+        name = fn()
+        self.order.append(name)
+        if isinstance(self.us[name], Exception):
+            raise self.us[name]
+        return [self.us[name]] * reps
 
 
-def test_suite_ab_table_divides_the_variant_by_the_tree_runs_mean(tmp_path):
-    """dev/suite_ab.py, the table of dev/suite_ab.sh: rows keep their order, a row the variant lacks has no ratio."""
-    import json
-    import subprocess
-    import sys
-    runs = {"tree": [100.0, 400.0, 50.0], "variant": [90.0, 420.0, None], "tree2": [110.0, 400.0, 50.0]}
-    path = tmp_path / "ab.jsonl"
-    with open(path, "w") as f:
-        for run, times in runs.items():
-            for shape, us in zip(["b", "a", "c"], times):
-                f.write(json.dumps({"ab_run": run.rstrip("2"), "suite": "s", "shape": shape, "ours_us": us}) + "\n")
-    out = subprocess.run([sys.executable, os.path.join(HERE, "..", "..", "dev", "suite_ab.py"), str(path)],
-                         capture_output=True, text=True, check=True).stdout.splitlines()
-    assert out[0] == "== s"
-    assert [line.split()[0] for line in out[2:5]] == ["b", "a", "c"]
-    assert out[2].split()[-1] == "0.857" and out[3].split()[-1] == "1.050"  # 90 / 105, 420 / 400
-    assert out[4].split()[1:] == ["50.0", "-", "50.0", "-"]  # c: no variant time, no ratio
-    assert out[5].strip() == "geomean variant / tree: variant 0.9487 (n=2)"
+def make_row(names, baselines=(), recorded=None):
+    return rows.Row("r", {}, flops=2e12, nbytes=1e9, calls={n: (lambda n=n: n) for n in names},
+                    baselines={b: (lambda b=b: b) for b in baselines}, recorded_us=recorded)
 
 
-def test_suite_ab_table_has_a_column_and_a_ratio_per_variant(tmp_path):
-    """dev/suite_ab.py with two variants labelled by dev/suite_ab.sh (tree, a, b, tree2)."""
-    import json
-    import subprocess
-    import sys
-    runs = {"tree": 100.0, "a": 90.0, "b": 110.0, "tree2": 100.0}
-    path = tmp_path / "ab.jsonl"
-    with open(path, "w") as f:
-        for run, us in runs.items():
-            f.write(json.dumps({"ab_run": run, "suite": "s", "shape": "x", "ours_us": us}) + "\n")
-    out = subprocess.run([sys.executable, os.path.join(HERE, "..", "..", "dev", "suite_ab.py"), str(path)],
-                         capture_output=True, text=True, check=True).stdout.splitlines()
-    assert out[1].split() == ["shape", "tree", "a", "b", "tree2", "a", "b"]
-    assert out[2].split() == ["x", "100.0", "90.0", "110.0", "100.0", "0.900", "1.100"]
-    assert out[3].strip() == "geomean variant / tree: a 0.9000 (n=1), b 1.1000 (n=1)"
+def test_measure_interleaves_and_takes_the_live_ratio(monkeypatch):
+    timer = FakeTimer({"tessera": 90.0, "deep_gemm": 100.0, "cublas": 120.0})
+    row = make_row(["tessera", "deep_gemm"], ["cublas"], recorded=50.0)
+    rows.measure(row, timer, reps=30)
+    assert timer.order == ["tessera", "deep_gemm", "cublas", "cublas", "deep_gemm", "tessera"]
+    r = row.result
+    assert r["peer"] == "live" and r["ours_over_peer"] == pytest.approx(0.9)  # the recorded 50 µs is not used
+    assert r["ours_over_cublas"] == pytest.approx(0.75)
+    assert r["tflops"] == pytest.approx(2e12 / 90.0 / 1e6)
+
+
+def test_measure_without_the_peer_labels_the_recorded_ratio():
+    row = make_row(["tessera"], recorded=100.0)
+    rows.measure(row, FakeTimer({"tessera": 80.0}), reps=10)
+    assert row.result["peer"] == "recorded, not live" and row.result["ours_over_peer"] == pytest.approx(0.8)
+
+
+def test_measure_reports_statuses_and_never_raises(monkeypatch):
+    fake_torch = SimpleNamespace(cuda=SimpleNamespace(synchronize=lambda: None))
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    timer = FakeTimer({"tessera": NotImplementedError("no"), "deep_gemm": 100.0, "cublas": ValueError("layout"),
+                       "other": KeyError("x")})
+    row = make_row(["tessera", "deep_gemm"], ["cublas", "other"])
+    rows.measure(row, timer, reps=10)
+    r = row.result
+    assert (r["tessera_status"], r["cublas_status"], r["other_status"]) == ("unavailable", "unsupported", "error")
+    assert r["tessera_us"] is None and r["ours_over_peer"] is None and r["deep_gemm_us"] == 100.0
+    assert timer.order.count("tessera") == 1  # a failed library is not timed again in the second pass
+
+
+def test_summaries_count_rows_slower_than_the_peer():
+    members = []
+    for ours, peer in ((90.0, 100.0), (110.0, 100.0), (100.0, 100.0)):
+        row = make_row(["tessera", "deep_gemm"], ["cublas"])
+        rows.measure(row, FakeTimer({"tessera": ours, "deep_gemm": peer, "cublas": 100.0}), reps=10)
+        row.bucket = "M=1"
+        members.append(row)
+    (s,) = report.summaries(members)
+    assert s["rows"] == 3 and s["rows_slower_than_peer"] == 1 and s["peer"] == "live"
+    assert s["ours_over_peer"] == pytest.approx((0.9 * 1.1 * 1.0) ** (1 / 3))
+
+
+def test_compare_divides_b_by_a_with_the_peer_as_control(tmp_path):
+    files = []
+    for name, ours, peer in (("a", [100.0, 200.0], [100.0, 100.0]), ("b", [90.0, 220.0], [100.0, 101.0])):
+        path = tmp_path / f"{name}.jsonl"
+        with open(path, "w") as f:
+            for shape, o, p in zip(("x", "y"), ours, peer):
+                f.write(json.dumps({"suite": "s", "shape": shape, "tessera_us": o, "deep_gemm_us": p}) + "\n")
+            f.write(json.dumps({"suite": "s", "summary": {}}) + "\n")
+        files.append(str(path))
+    table = compare.compare(compare.load(files[0]), compare.load(files[1]))
+    assert [(r[0], round(r[3], 3)) for r in table["s"]] == [("x", 0.9), ("y", 1.1)]
+    out = subprocess.run([sys.executable, os.path.join(BENCH, "compare.py"), *files], capture_output=True, text=True,
+                         check=True).stdout
+    assert "geomean B/A: ours 0.9950, DeepGEMM (control) 1.0050" in out
+
+
+def test_run_help_and_bad_arguments():
+    run = os.path.join(BENCH, "run.py")
+    ok = subprocess.run([sys.executable, run, "--help"], capture_output=True, text=True)
+    assert ok.returncode == 0 and "fp8-masked" in ok.stdout
+    bad = subprocess.run([sys.executable, run, "--reps", "3"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--reps must be at least 10" in bad.stderr

@@ -1,0 +1,92 @@
+"""Output of bench/run.py: one aligned table per suite, its summary lines, and one JSON line per row."""
+import math
+
+from rows import OURS, PEER
+
+
+def fmt(v, spec):
+    return "-" if v is None else (format(v, spec) if isinstance(v, (int, float)) else str(v))
+
+
+def status_or(r, key, spec):
+    v = r.get(key)
+    if v is None and key.endswith("_us"):
+        status = r.get(key[:-3] + "_status", "")
+        return status if status not in ("", "ok") else "-"
+    return fmt(v, spec)
+
+
+def geomean(values):
+    values = [v for v in values if v]
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
+
+
+def timed_columns(rows):
+    baselines = list(rows[0].baselines)
+    recorded = any(r.result.get("peer") == "recorded, not live" for r in rows)
+    cols = [("ours_us", f"{OURS}_us", ".1f")]
+    cols += [("dg_recorded_us", "peer_recorded_us", ".1f")] if recorded else [("dg_us", f"{PEER}_us", ".1f")]
+    cols += [("ours/dg", "ours_over_peer", ".3f"), ("TFLOPS", "tflops", ".0f"), ("GB/s", "gbps", ".0f")]
+    cols += [(f"{b}_us", f"{b}_us", ".1f") for b in baselines]
+    cols += [(f"ours/{b}", f"ours_over_{b}", ".2f") for b in baselines]
+    return cols + [("config", "config", "")]
+
+
+def print_table(suite, rows, columns=None):
+    if not rows:
+        return
+    cols = [("shape", "label", "")] + (columns or timed_columns(rows))
+    table = [[h for h, _, _ in cols]]
+    for row in rows:
+        merged = {"label": row.label, "config": row.config, **row.result}
+        table.append([status_or(merged, key, spec) for _, key, spec in cols])
+    widths = [max(len(line[i]) for line in table) for i in range(len(cols))]
+    print(f"\n== {suite}")
+    for line in table:
+        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))).rstrip())
+
+
+def summaries(rows):
+    """Per bucket: rows, geomean ours / DeepGEMM (live or recorded), rows slower than DeepGEMM, geomean ours / each
+    baseline. A list of dicts (also what the JSON summary lines hold)."""
+    out = []
+    buckets = {}
+    for row in rows:
+        buckets.setdefault(row.bucket, []).append(row)
+    for bucket, members in buckets.items():
+        ratios = [m.result.get("ours_over_peer") for m in members]
+        kinds = {m.result.get("peer") for m in members if m.result.get("ours_over_peer")}
+        s = {"bucket": bucket, "rows": len(members), "ours_over_peer": geomean(ratios),
+             "peer": "live" if kinds == {"live"} else ("recorded, not live" if kinds else None),
+             "rows_slower_than_peer": sum(1 for v in ratios if v and v > 1.0),
+             "rows_with_peer": sum(1 for v in ratios if v)}
+        for b in members[0].baselines:
+            s[f"ours_over_{b}"] = geomean([m.result.get(f"ours_over_{b}") for m in members])
+        out.append(s)
+    return out
+
+
+def print_summaries(summary):
+    for s in summary:
+        parts = []
+        if s["ours_over_peer"]:
+            parts.append(f"ours/DeepGEMM {s['ours_over_peer']:.3f} ({s['peer']}; {s['rows_slower_than_peer']} of "
+                         f"{s['rows_with_peer']} rows slower)")
+        parts += [f"{k} {v:.3f}" for k, v in s.items() if k.startswith("ours_over_") and k != "ours_over_peer" and v]
+        if parts:
+            print(f"  geomean [{s['bucket'] or 'all'}] ({s['rows']} rows): " + ", ".join(parts))
+
+
+def row_line(row):
+    """One line of a measured row, printed as it completes (a run cut short still shows what it measured)."""
+    r = row.result
+    parts = [f"{name} {status_or(r, name + '_us', '.1f')} us" for name in [*row.calls, *row.baselines]]
+    if r.get("ours_over_peer"):
+        parts.append(f"ours/DeepGEMM {r['ours_over_peer']:.3f} ({r['peer']})")
+    return ", ".join(parts)
+
+
+def json_row(row, meta):
+    out = {"suite": row.suite, "shape": row.label, **row.shape, "flops": row.flops, "bytes": row.nbytes,
+           "config": row.config, **row.result, **meta}
+    return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in out.items()}
