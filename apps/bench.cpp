@@ -1,120 +1,118 @@
-// `tessera bench`: kernel time of the layout transpose (CUDA events) and host time per cached call of the C++ entry
-// points (layout transpose, FP8 GEMM 128x2112x7168), each batch of calls queued behind a ~1 ms memset so that the
-// host path, not the GPU, is what is timed. The Python entry points: bench/python_overhead.py.
+// `tessera bench`: host time per cached call of the C++ entry points (the scale-factor transpose 4096x56 and the FP8
+// GEMM 128x2112x7168), each batch of calls queued behind a ~1 ms fill so that the host path, not the GPU, is what is
+// timed. Kernel times and the GEMM suites are bench/run.py's; the Python entry points' overhead is
+// bench/python_overhead.py's.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "apps/commands.hpp"
-#include "runtime/device.hpp"
-#include "runtime/driver.hpp"
+#include "tessera/error.hpp"
 #include "tessera/fp8_gemm.hpp"
 #include "tessera/layout.hpp"
+#include "tessera/runtime.hpp"
 
 namespace tessera::apps {
 namespace {
 
-struct DeviceBuffer {
-    CUdeviceptr ptr = 0;
-    explicit DeviceBuffer(std::size_t bytes) { TESSERA_CU_CHECK(runtime::driver().cuMemAlloc(&ptr, bytes)); }
-    ~DeviceBuffer() { runtime::driver().cuMemFree(ptr); }
-    void* get() const { return reinterpret_cast<void*>(ptr); }
-};
+constexpr std::uint32_t kOneF32 = 0x3f800000u;  // 1.0f
+constexpr int kBatch = 100, kRepeats = 7;
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
+// Median host microseconds per call of `call` over kRepeats batches of kBatch, each queued behind a fill of `busy`
+// (~1 ms of GPU work: longer than a batch takes to issue, and few enough launches that the queue never fills).
+template <class Call>
+double host_us_per_call(Call&& call, const DeviceBuffer& busy) {
+    call();  // compile or load, outside the timing
+    synchronize(nullptr);
+    std::vector<double> us;
+    for (int rep = 0; rep < kRepeats; ++rep) {
+        busy.fill_async(kOneF32, nullptr);
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < kBatch; ++i) call();
+        const auto t1 = std::chrono::steady_clock::now();
+        us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / kBatch);
+        synchronize(nullptr);
+    }
+    std::sort(us.begin(), us.end());
+    return us[us.size() / 2];
 }
 
-// Median host microseconds per call of `call`, in batches of 100 queued behind a memset of `busy` (~1 ms of GPU
-// work, longer than the batch takes to issue, and few enough launches that the queue never fills).
-template <class Call>
-double host_us_per_call(Call&& call, const DeviceBuffer& busy, std::size_t busy_words, CUstream stream) {
-    const runtime::Driver& d = runtime::driver();
-    call();
-    TESSERA_CU_CHECK(d.cuStreamSynchronize(stream));
-    std::vector<double> us;
-    for (int rep = 0; rep < 7; ++rep) {
-        TESSERA_CU_CHECK(d.cuMemsetD32Async(busy.ptr, 0x3f800000u, busy_words, stream));
-        const auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < 100; ++i) call();
-        const auto t1 = std::chrono::steady_clock::now();
-        us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 100);
-        TESSERA_CU_CHECK(d.cuStreamSynchronize(stream));
+struct Row {
+    const char* call;
+    std::string shape;
+    double host_us;
+};
+
+int bench(const Args& args) {
+    const SystemInfo info = system_info();
+    if (info.devices.empty())
+        throw Unsupported("needs a GPU; the driver reports " +
+                          (info.driver_loaded ? std::string("no device") : info.driver_error));
+    const std::string json_path = args.get("--json", "");
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> json(nullptr, std::fclose);
+    if (!json_path.empty()) {
+        json.reset(std::fopen(json_path.c_str(), "w"));
+        if (!json) throw InvalidArgument("--json: cannot write '" + json_path + "'");
     }
-    return median(us);
+    const std::string& device = info.devices.front();
+    std::printf("device 0: %s\n", device.c_str());
+    const Device cuda{DeviceKind::kCuda, 0};
+    const DeviceBuffer busy(0, std::size_t{1} << 32);  // 4 GiB: a fill takes ~1 ms
+    std::vector<Row> rows;
+
+    // The SFA of a typical prefill GEMM: 4096 rows x 56 K-blocks (K = 7168), into the MN-major TMA-aligned layout.
+    const std::int64_t mn = 4096, sfk = 56, aligned = get_tma_aligned_size(mn, 4);
+    const DeviceBuffer in(0, mn * sfk * 4), out(0, aligned * sfk * 4);
+    const TensorRef sf = make_tensor_ref(in.data(), DType::kFloat32, {mn, sfk}, cuda);
+    const TensorRef dst = make_tensor_ref(out.data(), DType::kFloat32, {mn, sfk}, cuda, {1, aligned});
+    rows.push_back({"transpose_sf_to_mn_major", "4096x56",
+                    host_us_per_call([&] { transpose_sf_to_mn_major(sf, dst, nullptr); }, busy)});
+
+    // A decode-size layer (the row bench/python_overhead.py times from Python). The operands hold 1.0 so that the
+    // kernel reads finite numbers; their values do not matter for host time.
+    const std::int64_t m = 128, n = 2112, k = 7168, sf_k = k / 128, sfb_rows = (n + 127) / 128;
+    const DeviceBuffer a(0, m * k), b(0, n * k), sfa(0, sf_k * m * 4), sfb(0, sfb_rows * sf_k * 4), d(0, m * n * 2);
+    for (const DeviceBuffer* operand : {&a, &b}) operand->fill_async(0x38383838u, nullptr);  // e4m3 1.0
+    for (const DeviceBuffer* scales : {&sfa, &sfb}) scales->fill_async(kOneF32, nullptr);
+    const TensorRef ra = make_tensor_ref(a.data(), DType::kFloat8E4M3, {m, k}, cuda);
+    const TensorRef rb = make_tensor_ref(b.data(), DType::kFloat8E4M3, {n, k}, cuda);
+    const TensorRef rsa = make_tensor_ref(sfa.data(), DType::kFloat32, {m, sf_k}, cuda, {1, m});
+    const TensorRef rsb = make_tensor_ref(sfb.data(), DType::kFloat32, {sfb_rows, sf_k}, cuda);
+    const TensorRef rd = make_tensor_ref(d.data(), DType::kBFloat16, {m, n}, cuda);
+    rows.push_back({"fp8_gemm_nt", "128x2112x7168", host_us_per_call([&] {
+                        if (fp8_gemm_nt(ra, rsa, rb, rsb, rd, Fp8Recipe::k1D2D, nullptr) != Fp8GemmStatus::kLaunched)
+                            throw Error("fp8_gemm_nt: expected a launch, got a scale layout request");
+                    }, busy)});
+
+    std::printf("%-26s %-14s %14s\n", "call", "shape", "host_us/call");
+    for (const Row& r : rows) {
+        std::printf("%-26s %-14s %14.2f\n", r.call, r.shape.c_str(), r.host_us);
+        if (json)
+            std::fprintf(json.get(), "{\"command\":\"bench\",\"device\":\"%s\",\"call\":\"%s\",\"shape\":\"%s\","
+                               "\"host_us_per_call\":%.3f}\n",
+                         device.c_str(), r.call, r.shape.c_str(), r.host_us);
+    }
+    if (json && std::fclose(json.release()) != 0) throw Error("--json: cannot write '" + json_path + "'");
+    return 0;
 }
 
 }  // namespace
 
-int bench(const std::vector<std::string>& args) {
-    const std::string suite = flag_value(args, "--suite", "layout");
-    const runtime::Driver& d = runtime::driver();
-    runtime::make_current(0);
-    const runtime::DeviceInfo& dev = runtime::device_info(0);
-    std::printf("device: %s, %d SMs\n", dev.name.c_str(), dev.num_sms);
-
-    // MN = 4096 rows x 56 K-blocks (K = 7168): the SFA of a typical prefill GEMM.
-    const std::int64_t mn = 4096, sfk = 56, aligned = get_tma_aligned_size(mn, 4);
-    DeviceBuffer in(mn * sfk * 4), out(aligned * sfk * 4);
-    const Device cuda{DeviceKind::kCuda, 0};
-    const TensorRef sf = make_tensor_ref(in.get(), DType::kFloat32, {mn, sfk}, cuda);
-    const TensorRef dst = make_tensor_ref(out.get(), DType::kFloat32, {mn, sfk}, cuda, {1, aligned});
-    CUstream stream = nullptr;
-    TESSERA_CU_CHECK(d.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    transpose_sf_to_mn_major(sf, dst, stream);  // compile + load
-    TESSERA_CU_CHECK(d.cuStreamSynchronize(stream));
-
-    // Kernel time: events around each call, median of 50.
-    CUevent start = nullptr, stop = nullptr;
-    TESSERA_CU_CHECK(d.cuEventCreate(&start, CU_EVENT_DEFAULT));
-    TESSERA_CU_CHECK(d.cuEventCreate(&stop, CU_EVENT_DEFAULT));
-    std::vector<double> kernel_us;
-    for (int i = 0; i < 50; ++i) {
-        TESSERA_CU_CHECK(d.cuEventRecord(start, stream));
-        transpose_sf_to_mn_major(sf, dst, stream);
-        TESSERA_CU_CHECK(d.cuEventRecord(stop, stream));
-        TESSERA_CU_CHECK(d.cuEventSynchronize(stop));
-        float ms = 0;
-        TESSERA_CU_CHECK(d.cuEventElapsedTime(&ms, start, stop));
-        kernel_us.push_back(ms * 1e3);
-    }
-    // Host time per cached call.
-    const std::size_t busy_words = std::size_t{1} << 30;  // 4 GiB
-    DeviceBuffer busy(busy_words * 4);
-    const double transpose_host_us =
-        host_us_per_call([&] { transpose_sf_to_mn_major(sf, dst, stream); }, busy, busy_words, stream);
-    // FP8 GEMM 128x2112x7168 (a decode-size layer; the row bench/python_overhead.py times from Python). The operands'
-    // contents do not matter for host time; they are filled so the kernel reads finite numbers.
-    const std::int64_t m = 128, n = 2112, k = 7168, sf_k = k / 128;
-    DeviceBuffer a(m * k), b(n * k), sfa(sf_k * m * 4), sfb(((n + 127) / 128) * sf_k * 4), dd(m * n * 2);
-    TESSERA_CU_CHECK(d.cuMemsetD8Async(a.ptr, 0x38, m * k, stream));  // e4m3 1.0
-    TESSERA_CU_CHECK(d.cuMemsetD8Async(b.ptr, 0x38, n * k, stream));
-    TESSERA_CU_CHECK(d.cuMemsetD32Async(sfa.ptr, 0x3f800000u, sf_k * m, stream));  // fp32 1.0
-    TESSERA_CU_CHECK(d.cuMemsetD32Async(sfb.ptr, 0x3f800000u, ((n + 127) / 128) * sf_k, stream));
-    const TensorRef ra = make_tensor_ref(a.get(), DType::kFloat8E4M3, {m, k}, cuda);
-    const TensorRef rb = make_tensor_ref(b.get(), DType::kFloat8E4M3, {n, k}, cuda);
-    const TensorRef rsa = make_tensor_ref(sfa.get(), DType::kFloat32, {m, sf_k}, cuda, {1, m});
-    const TensorRef rsb = make_tensor_ref(sfb.get(), DType::kFloat32, {(n + 127) / 128, sf_k}, cuda);
-    const TensorRef rd = make_tensor_ref(dd.get(), DType::kBFloat16, {m, n}, cuda);
-    const double fp8_host_us = host_us_per_call(
-        [&] { fp8_gemm_nt(ra, rsa, rb, rsb, rd, Fp8Recipe::k1D2D, stream); }, busy, busy_words, stream);
-    const double bytes = static_cast<double>(mn * sfk * 4 + aligned * sfk * 4);
-    const double k_us = median(kernel_us);
-    std::printf("suite %s\n%-34s %10s %10s %12s\n", suite.c_str(), "kernel", "time_us", "GB/s", "host_us/call");
-    std::printf("%-34s %10.2f %10.1f %12.2f\n", "transpose_fp32 4096x56", k_us, bytes / (k_us * 1e3), transpose_host_us);
-    std::printf("%-34s %10s %10s %12.2f\n", "fp8_gemm_nt 128x2112x7168 (C++)", "-", "-", fp8_host_us);
-    std::printf("{\"suite\":\"%s\",\"kernel\":\"transpose_fp32\",\"mn\":%lld,\"sf_k\":%lld,\"time_us\":%.3f,"
-                "\"host_us_per_call\":%.3f}\n",
-                suite.c_str(), static_cast<long long>(mn), static_cast<long long>(sfk), k_us, transpose_host_us);
-    std::printf("{\"suite\":\"%s\",\"kernel\":\"fp8_gemm_nt\",\"m\":128,\"n\":2112,\"k\":7168,"
-                "\"host_us_per_call\":%.3f}\n",
-                suite.c_str(), fp8_host_us);
-    d.cuEventDestroy(start);
-    d.cuEventDestroy(stop);
-    d.cuStreamDestroy(stream);
-    return 0;
+const Command& bench_command() {
+    static const Command command{
+        "bench", "tessera bench [--json FILE]",
+        "Host time per cached call of the C++ entry points on GPU 0 (microseconds the calling thread spends in the\n"
+        "call, once its kernel is compiled and loaded): transpose_sf_to_mn_major 4096x56 and fp8_gemm_nt\n"
+        "128x2112x7168. Each batch of 100 calls is queued behind ~1 ms of GPU work so that the host path is what is\n"
+        "timed; the median of 7 batches is reported. Needs a GPU. Kernel times and the GEMM suites: bench/run.py.\n"
+        "\n"
+        "  --json FILE   also write one JSON object per call to FILE\n",
+        {{"--json", true, false}},
+        bench};
+    return command;
 }
 
 }  // namespace tessera::apps

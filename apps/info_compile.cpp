@@ -1,23 +1,20 @@
 // `tessera info` and `tessera compile`.
+#include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
 
 #include "apps/commands.hpp"
-#include "jit/jit.hpp"
-#include "jit/kernel_catalog.hpp"
-#include "ops/fp8_gemm_specs.hpp"
+#include "tessera/aot.hpp"
 #include "tessera/error.hpp"
 #include "tessera/options.hpp"
 #include "tessera/runtime.hpp"
 
 namespace tessera::apps {
+namespace {
 
-std::string flag_value(const std::vector<std::string>& args, const std::string& flag, const std::string& fallback) {
-    for (std::size_t i = 0; i + 1 < args.size(); ++i)
-        if (args[i] == flag) return args[i + 1];
-    return fallback;
-}
-
-int info(const std::vector<std::string>&) {
+int info(const Args&) {
     const SystemInfo i = system_info();
     std::printf("driver:     %s\n", i.driver_loaded ? std::to_string(i.driver_version).c_str() : i.driver_error.c_str());
     for (const std::string& d : i.devices) std::printf("device:     %s\n", d.c_str());
@@ -29,50 +26,190 @@ int info(const std::vector<std::string>&) {
     return 0;
 }
 
-int compile(const std::vector<std::string>& args) {
-    const std::string which = flag_value(args, "--compiler", "default");
-    const std::string suite = flag_value(args, "--suite", "all");
+// One kernel to build: a layout kernel, or the planned kernel of an FP8 problem (label: where it came from).
+struct Job {
+    std::string label;
+    bool layout = false;
+    aot::Fp8Problem problem;
+    std::string kernel;  // the planned spec, to build each kernel once
+};
+
+// The FP8 problems of --fp8 and --shapes, each checked and planned; a bad one stops the command (exit 2, one line)
+// before anything is compiled.
+void add_problem(std::vector<Job>& jobs, const std::string& where, const std::string& text, int num_sms) {
+    Job job;
+    try {
+        job.problem = aot::parse_fp8_problem(text);
+        job.problem.num_sms = num_sms;
+        job.kernel = aot::plan_fp8(job.problem).kernel;
+    } catch (const Error& e) {
+        throw InvalidArgument(where + e.what());
+    }
+    job.label = aot::to_string(job.problem);
+    for (const Job& j : jobs)
+        if (!j.layout && j.kernel == job.kernel) return;  // another problem plans the same kernel
+    jobs.push_back(job);
+}
+
+void add_shapes_file(std::vector<Job>& jobs, const std::string& path, int num_sms) {
+    std::ifstream in(path);
+    if (!in) throw InvalidArgument("--shapes: cannot read '" + path + "'");
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+        line = line.substr(0, line.find('#'));
+        const std::size_t first = line.find_first_not_of(" \t\r");
+        if (first == std::string::npos) continue;
+        const std::size_t last = line.find_last_not_of(" \t\r");
+        add_problem(jobs, path + ":" + std::to_string(number) + ": ", line.substr(first, last - first + 1), num_sms);
+    }
+}
+
+// What tessera plans for at run time on this machine: GPU 0's SM count (or set_num_sms's), else the H200's.
+int default_num_sms(std::string* source) {
+    try {
+        const int n = get_num_sms();
+        *source = "GPU 0";
+        return n;
+    } catch (const Error&) {
+        *source = "no GPU: the H200's";
+        return aot::kH200NumSms;
+    }
+}
+
+const char* compiler_name(CompilerKind kind) { return kind == CompilerKind::kNvrtc ? "nvrtc" : "nvcc"; }
+
+int compile(const Args& args) {
+    const std::string which = args.get("--compiler", "default");
     std::vector<CompilerKind> kinds;
     if (which == "both") kinds = {CompilerKind::kNvrtc, CompilerKind::kNvcc};
     else if (which == "nvrtc") kinds = {CompilerKind::kNvrtc};
     else if (which == "nvcc") kinds = {CompilerKind::kNvcc};
     else if (which == "default") kinds = {options().compiler};
-    else throw InvalidArgument("tessera compile: --compiler: expected nvrtc, nvcc or both, got '" + which + "'");
+    else throw UsageError("option '--compiler': expected nvrtc, nvcc or both, got '" + which + "'");
 
-    const std::string problem = flag_value(args, "--fp8", "");
-    if (!problem.empty() && flag_value(args, "--suite", "").size() > 0)
-        throw InvalidArgument("tessera compile: expected --suite or --fp8, got both");
-    const std::vector<jit::KernelSpec> specs =
-        problem.empty() ? jit::catalog_specs(suite) : std::vector<jit::KernelSpec>{ops::fp8_problem_spec(problem)};
-    int failures = 0;
+    const std::vector<std::string> problems = args.all("--fp8"), shape_files = args.all("--shapes");
+    if (args.has("--suite") && !problems.empty()) throw UsageError("expected --suite or --fp8, got both");
+    if (args.has("--suite") && !shape_files.empty()) throw UsageError("expected --suite or --shapes, got both");
+    const std::string suite_name = args.get("--suite", "all");
+    bool known = false;
+    std::string names;
+    for (const std::string& s : aot::suite_names()) {
+        known = known || s == suite_name;
+        names += (names.empty() ? "" : ", ") + s;
+    }
+    if (!known) throw UsageError("option '--suite': expected one of " + names + ", got '" + suite_name + "'");
+    std::string sms_source = "--num-sms";
+    const int num_sms =
+        args.has("--num-sms") ? positive_int("--num-sms", args.get("--num-sms", "")) : default_num_sms(&sms_source);
+    if (options().cache_dir.empty())
+        throw Error("no cache directory to fill (TESSERA_CACHE_DIR, XDG_CACHE_HOME and HOME are unset)");
+
+    std::vector<Job> jobs;
+    if (problems.empty() && shape_files.empty()) {
+        const aot::Suite suite = aot::suite(suite_name, num_sms);
+        for (const std::string& name : suite.layout_kernels) jobs.push_back({name, true, {}, ""});
+        for (const aot::Fp8Problem& p : suite.fp8_problems) add_problem(jobs, "", aot::to_string(p), num_sms);
+    }
+    for (const std::string& p : problems) add_problem(jobs, "", p, num_sms);
+    for (const std::string& f : shape_files) add_shapes_file(jobs, f, num_sms);
+    if (jobs.empty()) throw InvalidArgument("--shapes: no problems in the given files");
+
+    const std::size_t total = jobs.size() * kinds.size();
+    std::printf("compiling %zu kernel%s with %s for %d SMs (%s) into %s\n", total, total == 1 ? "" : "s",
+                which == "default" ? compiler_name(kinds[0]) : which.c_str(), num_sms, sms_source.c_str(),
+                options().cache_dir.c_str());
+    const auto start = std::chrono::steady_clock::now();
+    const auto elapsed = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    int done = 0, failed = 0, cached = 0;
     for (CompilerKind kind : kinds) {
-        const auto compiler = jit::make_compiler(options(), kind);
-        for (const jit::KernelSpec& spec : specs) {
+        for (const Job& job : jobs) {
+            ++done;
+            char count[32];
+            std::snprintf(count, sizeof(count), "[%d/%zu]", done, total);
             try {
-                const jit::BuildResult r = jit::jit().build(spec, compiler.get());
-                const jit::PtxasUsage u = jit::parse_ptxas_usage(r.log);
-                if (r.compiled) {
-                    std::printf("%-8s compiled %.3f s  regs %3d  spills %d/%d  %s%s\n", compiler->signature().c_str(),
-                                r.compile_seconds, u.registers, u.spill_store_bytes, u.spill_load_bytes,
-                                u.wgmma_serialized ? "WGMMA SERIALIZED  " : "", spec.describe().c_str());
-                    // A serialized kernel is correct and a third slower or worse: a defect of the kernel source. (With
-                    // the spill check on, the build itself refuses it and this reports FAILED instead.)
-                    if (u.wgmma_serialized) {
-                        ++failures;
-                        std::printf("  %s\n", u.wgmma_serialized_reason.c_str());
-                    }
+                const aot::CompiledKernel k = job.layout ? aot::compile_layout_kernel(job.label, kind)
+                                                         : aot::compile_fp8(job.problem, kind);
+                if (k.from_cache) {
+                    ++cached;
+                    std::printf("%s %7.1f s  %-5s cached                           %s  %s\n", count, elapsed(),
+                                compiler_name(kind), job.label.c_str(), k.spec.c_str());
                 } else {
-                    std::printf("%-8s cached            %s\n", compiler->signature().c_str(), spec.describe().c_str());
+                    std::printf("%s %7.1f s  %-5s compiled %6.2f s  regs %3d  spills %d  %s  %s\n", count,
+                                elapsed(), compiler_name(kind), k.compile_seconds, k.registers, k.spill_bytes,
+                                job.label.c_str(), k.spec.c_str());
                 }
+                // A serialized kernel is correct and a third slower or worse: a defect of the kernel source. (With
+                // the spill check on, the build itself refuses it and it fails above instead.)
+                if (!k.wgmma_serialized.empty()) {
+                    ++failed;
+                    std::fprintf(stderr, "tessera compile: %s: ptxas serialized its wgmma: %s\n", job.label.c_str(),
+                                 k.wgmma_serialized.c_str());
+                }
+            } catch (const Unsupported&) {
+                throw;  // the compiler is not installed: every kernel would fail alike
             } catch (const Error& e) {
-                ++failures;
-                std::printf("%-8s FAILED  %s\n%s\n", compiler->signature().c_str(), spec.describe().c_str(), e.what());
+                ++failed;
+                std::printf("%s %7.1f s  %-5s FAILED  %s\n", count, elapsed(), compiler_name(kind),
+                            job.label.c_str());
+                std::fprintf(stderr, "tessera compile: %s: %s\n", job.label.c_str(), e.what());
             }
         }
     }
-    std::printf("%zu kernels x %zu compilers, %d failed; cache %s\n", specs.size(), kinds.size(), failures,
-                options().cache_dir.c_str());
-    return failures ? 1 : 0;
+    std::printf("%zu kernel%s: %zu compiled, %d from the cache, %d failed, in %.1f s\n", total, total == 1 ? "" : "s",
+                total - cached - failed, cached, failed, elapsed());
+    return failed ? 1 : 0;
+}
+
+}  // namespace
+
+const Command& info_command() {
+    static const Command command{"info", "tessera info",
+                                 "What tessera sees: the CUDA driver and GPUs, NVRTC and nvcc, the compiler in use,\n"
+                                 "the kernel headers and the kernel cache (TESSERA_CACHE_DIR) with its size.\n",
+                                 {},
+                                 info};
+    return command;
+}
+
+const Command& compile_command() {
+    static const Command command{
+        "compile",
+        "tessera compile [--compiler nvrtc|nvcc|both] [--suite S | --fp8 PROBLEM... | --shapes FILE...] [--num-sms N]",
+        "Fills the kernel cache (TESSERA_CACHE_DIR) ahead of time; needs no GPU. Serving then loads the kernels\n"
+        "from the cache instead of compiling them.\n"
+        "\n"
+        "Kernels are specialized per N, K (k-grouped: per group count instead of K) and SM count. M and E only\n"
+        "choose the tile: they are not part of the kernel, so one kernel serves every M that plans the same tile.\n"
+        "Compile for the SM count the serving GPU has, and for each (N, K) with the M values the model runs\n"
+        "(decode and prefill sizes plan different tiles).\n"
+        "\n"
+        "  --compiler C      nvrtc, nvcc or both (default: TESSERA_JIT_COMPILER, else nvrtc)\n"
+        "  --suite S         a named suite: layout, fp8_gemm (DeepGEMM's dense benchmark shapes), fp8_grouped (its\n"
+        "                    grouped shapes) or all; the default when no --fp8 or --shapes is given is all\n"
+        "  --fp8 PROBLEM     the planned kernel of one FP8 GEMM problem; repeatable. PROBLEM is KIND:MxNxK[:G[:E]]:\n"
+        "                      dense:MxNxK         fp8_gemm_nt, 1D2D (BF16 out)\n"
+        "                      wgrad:MxNxK         fp8_gemm_nt, 1D1D (FP32 out)\n"
+        "                      contiguous:MxNxK:G  m-grouped with per-row expert ids, M = all rows\n"
+        "                      psum:MxNxK:G[:E]    m-grouped, psum layout, E rows expected per group (default M/G)\n"
+        "                      masked:MxNxK:G[:E]  m-grouped masked, M = M_max, E = expected_m (default M)\n"
+        "                      kgrouped:MxNx0:G    k-grouped wgrad, K per group at run time (give 0)\n"
+        "                    K must be a multiple of 16 and N of 8 (4 for wgrad and kgrouped), as the GEMMs require;\n"
+        "                    a problem that could not run is refused before anything is compiled\n"
+        "  --shapes FILE     problems as for --fp8, one per line; '#' starts a comment; repeatable\n"
+        "  --num-sms N       the SM count to compile for (default: what tessera plans for on GPU 0, its SM count or\n"
+        "                    set_num_sms's; with no GPU 132, the H200's)\n"
+        "\n"
+        "TESSERA_FP8_CONFIG forces FP8 plans as it does at run time. One line per kernel: [done/total], elapsed\n"
+        "seconds, compiler, compiled or cached, the problem and the kernel spec. Exit 1 when a kernel failed.\n",
+        {{"--compiler", true, false},
+         {"--suite", true, false},
+         {"--fp8", true, true},
+         {"--shapes", true, true},
+         {"--num-sms", true, false}},
+        compile};
+    return command;
 }
 
 }  // namespace tessera::apps

@@ -14,7 +14,7 @@
 # (export its PYTHONPATH and LD_PRELOAD first, docs/performance.md).
 #
 #   tools/ab_trees.sh export HEAD~1 variants/before
-#   tools/ab_trees.sh run variants/before . -- --suite deepgemm-dense --suite deepgemm-masked
+#   tools/ab_trees.sh run variants/before . -- --suite fp8-dense --suite fp8-masked
 set -uo pipefail
 
 if [ "${1:-}" = export ] && [ $# -eq 3 ]; then

@@ -26,9 +26,14 @@ struct Options {
     // "BMxBN[:1x2][:sS][:pP]": tile, A multicast pair, split-K S, P ring stages; contiguous keeps BM = its
     // alignment's block). Empty: the planner decides. An illegal value raises InvalidArgument at the call.
     std::string fp8_config;
+    // Python binding: read torch tensors through torch's DLPack exchange table where torch has one
+    // (TESSERA_DLPACK_EXCHANGE=0: through their attributes, the path for torch builds without the table).
+    bool dlpack_exchange = true;
     // Launch
     bool pdl = false;             // programmatic dependent launch attribute
     int num_sms = 0;              // 0: all SMs of the device
+    // Planning (set_block_size_multiple_of): > 1 makes every planned block N a multiple of lcm(16, this).
+    int block_n_multiple = 1;
 
     // Reads TESSERA_* (and DeepGEMM's DG_* aliases). Unknown values give InvalidArgument naming the variable.
     static Options from_env();

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "tessera/fp8_gemm.hpp"
 #include "tessera/fp8_grouped_gemm.hpp"
 #include "tessera/layout.hpp"
+#include "tessera/options.hpp"
 #include "tessera/runtime.hpp"
 #include "tessera/tensor.hpp"
 
@@ -73,10 +75,9 @@ struct Torch {
 };
 
 const DlpackExchangeApi* find_exchange_api(nb::handle tensor_type) {
-    // On by default since it passed tests/python/test_binding_gpu.py on the H200's torch 2.11 and took 2.8 us off a
-    // cached fp8_gemm_nt (docs/perf/fp8_gemm.md v8); TESSERA_DLPACK_EXCHANGE=0 keeps the attribute path.
-    const char* env = std::getenv("TESSERA_DLPACK_EXCHANGE");
-    if (env != nullptr && std::string_view(env) == "0") return nullptr;
+    // On by default: it passed tests/python/test_binding_gpu.py on the H200's torch and took 2.8 us off a cached
+    // fp8_gemm_nt. Options::dlpack_exchange off keeps the attribute path.
+    if (!options().dlpack_exchange) return nullptr;
     PyObject* capsule = PyObject_GetAttrString(tensor_type.ptr(), "__dlpack_c_exchange_api__");
     if (capsule == nullptr) {
         PyErr_Clear();
@@ -404,18 +405,35 @@ nb::tuple plan_tuple(const LayoutPlan& p) {
     return nb::make_tuple(p.pass_through, nb::tuple(shape), nb::tuple(strides));
 }
 
+// A Python exception class named tessera.`name`, deriving from `base` and RuntimeError. Created once per process
+// (the module may be initialized more than once, e.g. loaded under a second name; the classes stay one).
+PyObject* make_exception(const char* name, PyObject* base) {
+    const std::string qualified = std::string("tessera.") + name;
+    PyObject* bases = PyTuple_Pack(2, base, PyExc_RuntimeError);
+    PyObject* type = PyErr_NewException(qualified.c_str(), bases, nullptr);
+    Py_XDECREF(bases);
+    if (type == nullptr) throw nb::python_error();
+    return type;  // one reference kept for the translator, for the life of the process
+}
+
 }  // namespace
 
 NB_MODULE(_C, m) {
     m.doc() = "tessera: FP8/BF16 tensor-core kernels for Hopper (C++ core)";
 
+    // Bad arguments raise classes that are both Python's usual kind (ValueError, TypeError) and RuntimeError, which
+    // is what DeepGEMM raises for every failed check: a caller's `except RuntimeError` fallback still catches them.
+    static PyObject* invalid_argument = make_exception("InvalidArgument", PyExc_ValueError);
+    static PyObject* type_mismatch = make_exception("TypeMismatch", PyExc_TypeError);
+    m.attr("InvalidArgument") = nb::handle(invalid_argument);
+    m.attr("TypeMismatch") = nb::handle(type_mismatch);
     nb::register_exception_translator([](const std::exception_ptr& p, void*) {
         try {
             std::rethrow_exception(p);
         } catch (const TypeMismatch& e) {
-            PyErr_SetString(PyExc_TypeError, e.what());
+            PyErr_SetString(type_mismatch, e.what());
         } catch (const InvalidArgument& e) {
-            PyErr_SetString(PyExc_ValueError, e.what());
+            PyErr_SetString(invalid_argument, e.what());
         } catch (const Unsupported& e) {
             PyErr_SetString(PyExc_NotImplementedError, e.what());
         } catch (const Error& e) {
@@ -429,6 +447,7 @@ NB_MODULE(_C, m) {
     m.def("set_pdl", &set_pdl, nb::arg("new_enable_pdl"));
     m.def("get_pdl", &get_pdl);
     m.def("set_tc_util", &set_tc_util, nb::arg("new_tc_util"));
+    m.def("set_block_size_multiple_of", &set_block_size_multiple_of, nb::arg("m_multiple"), nb::arg("n_multiple"));
     m.def("get_tc_util", &get_tc_util);
     m.def("set_mk_alignment_for_contiguous_layout", &set_mk_alignment_for_contiguous_layout, nb::arg("new_value"));
     m.def("get_mk_alignment_for_contiguous_layout", &get_mk_alignment_for_contiguous_layout);

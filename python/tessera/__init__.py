@@ -5,18 +5,13 @@
 Importing tessera does not initialize CUDA: the driver is loaded at the first kernel call, so a forked process can
 still use CUDA, and the package imports on machines without a GPU.
 """
-import os as _os
-
-import torch  # noqa: F401  (tensors are torch tensors; importing torch does not initialize CUDA)
+import torch as _torch  # noqa: F401  (tensors are torch tensors; importing torch does not initialize CUDA)
 
 from . import _C
 
+# The version DeepGEMM's users check, then tessera's own (the CMake project version). The library finds its kernel
+# headers next to itself (an installed wheel holds them in tessera/include), or through TESSERA_KERNEL_DIR.
 __version__ = "2.6.1+tessera.0.1.0"
-
-# Kernel headers: the copy bundled with an installed wheel, unless TESSERA_KERNEL_DIR says otherwise.
-_bundled_kernels = _os.path.join(_os.path.dirname(__file__), "include")
-if _os.path.isdir(_bundled_kernels) and not _os.environ.get("TESSERA_KERNEL_DIR"):
-    _C.set_kernel_dir(_bundled_kernels)
 
 from ._runtime import (  # noqa: E402
     set_num_sms, get_num_sms, set_tc_util, get_tc_util, set_pdl, get_pdl, set_ignore_compile_dims,
@@ -39,5 +34,7 @@ from .fp8_grouped import (  # noqa: E402
     m_grouped_fp8_fp4_gemm_nn_contiguous, m_grouped_fp8_fp4_gemm_nt_masked, fp8_m_grouped_gemm_nt_masked,
 )
 from ._pending import *  # noqa: E402,F401,F403  (names of the contract whose kernels have not landed yet)
-from . import testing, utils  # noqa: E402
+from . import legacy, testing, utils  # noqa: E402
 from .utils import *  # noqa: E402,F401,F403
+from ._C import InvalidArgument, TypeMismatch  # noqa: E402,F401  (both also RuntimeError, as DeepGEMM's errors are)
+from .compat import install_as_deep_gemm  # noqa: E402,F401

@@ -19,9 +19,9 @@ _PENDING = [
 ]
 
 
-def _make_pending(name):
+def _make_pending(name, module="tessera"):
     def pending(*args, **kwargs):
-        raise NotImplementedError(f"tessera.{name}: not implemented yet in this version of tessera")
+        raise NotImplementedError(f"{module}.{name}: not implemented yet in this version of tessera")
     pending.__name__ = name
     pending.__qualname__ = name
     return pending

@@ -7,6 +7,8 @@ A and B must be K-major after the variant's transposes (SM90 FP8 tensor cores re
 import torch
 
 from . import _C
+from ._C import InvalidArgument
+from ._args import pair
 from .layout import transform_sf_into_required_layout
 
 __all__ = ["fp8_gemm_nt", "fp8_gemm_nn", "fp8_gemm_tn", "fp8_gemm_tt",
@@ -19,11 +21,11 @@ _SPLIT_RECIPES = {((1, 128), (128, 128)): 0, ((1, 128), (1, 128)): 1}
 def _recipe_kind(recipe, recipe_a, recipe_b, sfa, sfb):
     if recipe is not None:
         if recipe_a is not None or recipe_b is not None:
-            raise ValueError("fp8_gemm_nt: pass either 'recipe' or both 'recipe_a' and 'recipe_b', not both")
+            raise InvalidArgument("fp8_gemm_nt: pass either 'recipe' or both 'recipe_a' and 'recipe_b', not both")
         kind = _RECIPES.get(tuple(recipe))
     elif recipe_a is not None or recipe_b is not None:
         if recipe_a is None or recipe_b is None:
-            raise ValueError("fp8_gemm_nt: 'recipe_a' and 'recipe_b' must be given together")
+            raise InvalidArgument("fp8_gemm_nt: 'recipe_a' and 'recipe_b' must be given together")
         kind = _SPLIT_RECIPES.get((tuple(recipe_a), tuple(recipe_b)))
     else:
         for name, sf in (("sfa", sfa), ("sfb", sfb)):
@@ -52,7 +54,7 @@ def _fp8_gemm_nt_py(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
 
     The general path; tessera.fp8_gemm_nt is _C.fp8_gemm_nt_entry, which launches the common cached call itself and
     hands everything else to this function."""
-    (a, sfa), (b, sfb) = a, b
+    (a, sfa), (b, sfb) = pair("fp8_gemm_nt", "a", a), pair("fp8_gemm_nt", "b", b)
     kind = _recipe_kind(recipe, recipe_a, recipe_b, sfa, sfb)
     if kind == 1:
         if c is None:
@@ -60,11 +62,11 @@ def _fp8_gemm_nt_py(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
                                       "'c' (it may be d itself); BF16 output uses recipe (1, 128, 128)")
         if c.data_ptr() != d.data_ptr():
             if c.shape != d.shape or c.dtype != d.dtype:
-                raise ValueError(f"fp8_gemm_nt: argument 'c': expected shape {tuple(d.shape)} and dtype {d.dtype} "
+                raise InvalidArgument(f"fp8_gemm_nt: argument 'c': expected shape {tuple(d.shape)} and dtype {d.dtype} "
                                  f"(those of d), got {tuple(c.shape)} {c.dtype}")
             d.copy_(c)
         elif c.stride() != d.stride() or c.shape != d.shape:
-            raise ValueError("fp8_gemm_nt: argument 'c': shares storage with d but differs in shape or strides")
+            raise InvalidArgument("fp8_gemm_nt: argument 'c': shares storage with d but differs in shape or strides")
     elif c is not None:
         raise NotImplementedError("fp8_gemm_nt: accumulating into a BF16 output (c with recipe (1, 128, 128)) is not "
                                   "supported on SM90; use FP32 output with recipe (1, 1, 128)")
@@ -82,27 +84,28 @@ def _fp8_gemm_nt_py(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
 fp8_gemm_nt = _C.fp8_gemm_nt_entry
 
 
-def _t(pair):
-    x, sf = pair
+def _t(op, name, operand):
+    x, sf = pair(op, name, operand)
     return x.transpose(0, 1), sf.transpose(0, 1)
 
 
 def fp8_gemm_nn(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, compiled_dims="nk",
                 disable_ue8m0_cast=False):
     """b given as [K, N]: a transposed view is passed to the NT kernel (must then be K-major)."""
-    fp8_gemm_nt(a, _t(b), d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    fp8_gemm_nt(a, _t("fp8_gemm_nn", "b", b), d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
 
 
 def fp8_gemm_tn(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, compiled_dims="mn",
                 disable_ue8m0_cast=False):
     """a given as [K, M] and b as [K, N]."""
-    fp8_gemm_nt(_t(a), _t(b), d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    fp8_gemm_nt(_t("fp8_gemm_tn", "a", a), _t("fp8_gemm_tn", "b", b), d, c, recipe, recipe_a, recipe_b, compiled_dims,
+                disable_ue8m0_cast)
 
 
 def fp8_gemm_tt(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, compiled_dims="mn",
                 disable_ue8m0_cast=False):
     """a given as [K, M], b as [N, K]."""
-    fp8_gemm_nt(_t(a), b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    fp8_gemm_nt(_t("fp8_gemm_tt", "a", a), b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
 
 
 fp8_fp4_gemm_nt, fp8_fp4_gemm_nn, fp8_fp4_gemm_tn, fp8_fp4_gemm_tt = fp8_gemm_nt, fp8_gemm_nn, fp8_gemm_tn, fp8_gemm_tt

@@ -17,6 +17,8 @@ import operator
 import torch
 
 from . import _C
+from ._C import InvalidArgument, TypeMismatch
+from ._args import pair as _pair
 from .layout import (get_mk_alignment_for_contiguous_layout, get_mn_major_tma_aligned_tensor,
                      transform_sf_into_required_layout)
 
@@ -35,19 +37,10 @@ def _dtype_name(dtype):
     return str(dtype).replace("torch.", "")
 
 
-def _pair(op, name, x):
-    try:
-        tensor, sf = x
-    except (TypeError, ValueError):
-        raise TypeError(f"{op}: argument '{name}': expected a pair (tensor, scale factors), got "
-                        f"{type(x).__name__}") from None
-    return tensor, sf
-
-
 def _tensor(op, name, t, dtype, ndim=None):
     """t must be a torch tensor of `dtype` with `ndim` dimensions (None: any)."""
     if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{op}: argument '{name}': expected a torch.Tensor, got {type(t).__name__}")
+        raise TypeMismatch(f"{op}: argument '{name}': expected a torch.Tensor, got {type(t).__name__}")
     if t.dtype != dtype:
         if dtype == _E4M3 and (t.dtype == torch.int8 or "float4" in str(t.dtype)):
             raise NotImplementedError(f"{op}: argument '{name}': FP4 operands ({_dtype_name(t.dtype)}) are "
@@ -55,24 +48,24 @@ def _tensor(op, name, t, dtype, ndim=None):
         if dtype == torch.float32 and t.dtype == torch.int32:
             raise NotImplementedError(f"{op}: argument '{name}': packed UE8M0 (int32) scale factors are SM100-only; "
                                       f"SM90 takes FP32 scale factors")
-        raise TypeError(f"{op}: argument '{name}': expected dtype {_dtype_name(dtype)}, got {_dtype_name(t.dtype)}")
+        raise TypeMismatch(f"{op}: argument '{name}': expected dtype {_dtype_name(dtype)}, got {_dtype_name(t.dtype)}")
     if ndim is not None and t.dim() != ndim:
-        raise ValueError(f"{op}: argument '{name}': expected {ndim} dimensions, got shape {tuple(t.shape)}")
+        raise InvalidArgument(f"{op}: argument '{name}': expected {ndim} dimensions, got shape {tuple(t.shape)}")
     return t
 
 
 def _expect_shape(op, name, t, expected, what=""):
     if tuple(t.shape) != tuple(expected):
-        raise ValueError(f"{op}: argument '{name}': expected shape {tuple(expected)}{what}, got {tuple(t.shape)}")
+        raise InvalidArgument(f"{op}: argument '{name}': expected shape {tuple(expected)}{what}, got {tuple(t.shape)}")
 
 
 def _int_layout(op, name, t, numel, what):
     _tensor(op, name, t, torch.int32)
     if t.dim() != 1 or t.numel() != numel:
-        raise ValueError(f"{op}: argument '{name}': expected a 1-D int32 tensor of {numel} elements ({what}), "
+        raise InvalidArgument(f"{op}: argument '{name}': expected a 1-D int32 tensor of {numel} elements ({what}), "
                          f"got shape {tuple(t.shape)}")
     if not t.is_contiguous():
-        raise ValueError(f"{op}: argument '{name}': expected a contiguous tensor, got strides {t.stride()}")
+        raise InvalidArgument(f"{op}: argument '{name}': expected a contiguous tensor, got strides {t.stride()}")
 
 
 def _int_arg(op, name, value, minimum):
@@ -82,9 +75,9 @@ def _int_arg(op, name, value, minimum):
             raise TypeError
         value = operator.index(value)
     except TypeError:
-        raise ValueError(f"{op}: argument '{name}': expected an int >= {minimum}, got {value!r}") from None
+        raise InvalidArgument(f"{op}: argument '{name}': expected an int >= {minimum}, got {value!r}") from None
     if value < minimum:
-        raise ValueError(f"{op}: argument '{name}': expected an int >= {minimum}, got {value}")
+        raise InvalidArgument(f"{op}: argument '{name}': expected an int >= {minimum}, got {value}")
     return value
 
 
@@ -96,11 +89,11 @@ def _check_1d2d_recipe(op, recipe, recipe_a, recipe_b):
     """The m-grouped kernels on SM90 are 1D2D only: recipe (1, 128, 128) or recipe_a=(1, 128), recipe_b=(128, 128)."""
     if recipe is not None:
         if recipe_a is not None or recipe_b is not None:
-            raise ValueError(f"{op}: pass either 'recipe' or both 'recipe_a' and 'recipe_b', not both")
+            raise InvalidArgument(f"{op}: pass either 'recipe' or both 'recipe_a' and 'recipe_b', not both")
         ok, given = tuple(recipe) == (1, 128, 128), f"recipe={tuple(recipe)}"
     elif recipe_a is not None or recipe_b is not None:
         if recipe_a is None or recipe_b is None:
-            raise ValueError(f"{op}: 'recipe_a' and 'recipe_b' must be given together")
+            raise InvalidArgument(f"{op}: 'recipe_a' and 'recipe_b' must be given together")
         ok = (tuple(recipe_a), tuple(recipe_b)) == ((1, 128), (128, 128))
         given = f"recipe_a={tuple(recipe_a)}, recipe_b={tuple(recipe_b)}"
     else:
@@ -142,7 +135,7 @@ def _m_grouped_contiguous(op, a, sfa, b, sfb, d, grouped_layout, recipe, recipe_
     _check_1d2d_recipe(op, recipe, recipe_a, recipe_b)
     use_psum_layout = bool(use_psum_layout)
     if expected_m_for_psum_layout is not None and not use_psum_layout:
-        raise ValueError(f"{op}: argument 'expected_m_for_psum_layout': only meaningful with use_psum_layout=True, "
+        raise InvalidArgument(f"{op}: argument 'expected_m_for_psum_layout': only meaningful with use_psum_layout=True, "
                          f"got {expected_m_for_psum_layout!r} with use_psum_layout=False")
     expected_m = 0 if expected_m_for_psum_layout is None else \
         _int_arg(op, "expected_m_for_psum_layout", expected_m_for_psum_layout, 0)
@@ -154,9 +147,9 @@ def _m_grouped_contiguous(op, a, sfa, b, sfb, d, grouped_layout, recipe, recipe_
     m, k = a.shape
     g, n, k_b = b.shape
     if k_b != k:
-        raise ValueError(f"{op}: argument 'b': expected [G, N, K] with K = {k} (from a), got shape {tuple(b.shape)}")
+        raise InvalidArgument(f"{op}: argument 'b': expected [G, N, K] with K = {k} (from a), got shape {tuple(b.shape)}")
     if g <= 0 or n <= 0 or k <= 0:
-        raise ValueError(f"{op}: argument 'b': expected G, N and K > 0, got shape [G, N, K] = {list(b.shape)}")
+        raise InvalidArgument(f"{op}: argument 'b': expected G, N and K > 0, got shape [G, N, K] = {list(b.shape)}")
     _expect_shape(op, "d", d, (m, n), " ([M, N])")
     _expect_shape(op, "sfa", sfa, (m, _cdiv(k, 128)), " ([M, ceil(K/128)])")
     _expect_shape(op, "sfb", sfb, (g, _cdiv(n, 128), _cdiv(k, 128)), " ([G, ceil(N/128), ceil(K/128)])")
@@ -200,7 +193,7 @@ def m_grouped_fp8_gemm_nn_contiguous(a, b, d, grouped_layout, recipe=None, recip
     _tensor(op, "sfb", sfb, torch.float32, 3)
     k = a.shape[1]
     if b.shape[1] != k:
-        raise ValueError(f"{op}: argument 'b': expected [G, K, N] with K = {k} (from a), got shape {tuple(b.shape)}")
+        raise InvalidArgument(f"{op}: argument 'b': expected [G, K, N] with K = {k} (from a), got shape {tuple(b.shape)}")
     g, _, n = b.shape
     _expect_shape(op, "sfb", sfb, (g, _cdiv(k, 128), _cdiv(n, 128)), " ([G, ceil(K/128), ceil(N/128)])")
     _m_grouped_contiguous(op, a, sfa, b.transpose(1, 2), sfb.transpose(1, 2), d, grouped_layout, recipe, recipe_a,
@@ -231,10 +224,10 @@ def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m, recipe=None, rec
     g, m_max, k = a.shape
     n = b.shape[1]
     if b.shape[0] != g or b.shape[2] != k:
-        raise ValueError(f"{op}: argument 'b': expected [G, N, K] with G = {g}, K = {k} (from a), got shape "
+        raise InvalidArgument(f"{op}: argument 'b': expected [G, N, K] with G = {g}, K = {k} (from a), got shape "
                          f"{tuple(b.shape)}")
     if g <= 0 or m_max <= 0 or n <= 0 or k <= 0:
-        raise ValueError(f"{op}: arguments 'a', 'b': expected G, M_max, N and K > 0, got G = {g}, M_max = {m_max}, "
+        raise InvalidArgument(f"{op}: arguments 'a', 'b': expected G, M_max, N and K > 0, got G = {g}, M_max = {m_max}, "
                          f"N = {n}, K = {k}")
     _expect_shape(op, "d", d, (g, m_max, n), " ([G, M_max, N])")
     _expect_shape(op, "sfa", sfa, (g, m_max, _cdiv(k, 128)), " ([G, M_max, ceil(K/128)])")
@@ -253,7 +246,7 @@ def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m, recipe=None, rec
 def _check_ks(op, ks_cpu, num_groups, alignment):
     """ks_cpu: a non-empty list of per-group K, each >= 0 and a multiple of `alignment`, one per group."""
     if not isinstance(ks_cpu, (list, tuple)) or len(ks_cpu) == 0:
-        raise ValueError(f"{op}: argument 'ks_cpu': expected a non-empty list of per-group K (ints), got "
+        raise InvalidArgument(f"{op}: argument 'ks_cpu': expected a non-empty list of per-group K (ints), got "
                          f"{ks_cpu!r}")
     ks = []
     for i, k in enumerate(ks_cpu):
@@ -262,13 +255,13 @@ def _check_ks(op, ks_cpu, num_groups, alignment):
                 raise TypeError
             k = operator.index(k)
         except TypeError:
-            raise ValueError(f"{op}: argument 'ks_cpu': expected ints, got {k!r} at index {i}") from None
+            raise InvalidArgument(f"{op}: argument 'ks_cpu': expected ints, got {k!r} at index {i}") from None
         if k < 0 or k % alignment:
-            raise ValueError(f"{op}: argument 'ks_cpu': expected every K >= 0 and a multiple of {alignment}, got "
+            raise InvalidArgument(f"{op}: argument 'ks_cpu': expected every K >= 0 and a multiple of {alignment}, got "
                              f"{k} at index {i}")
         ks.append(k)
     if len(ks) != num_groups:
-        raise ValueError(f"{op}: argument 'ks_cpu': expected one K per group ({num_groups} groups, d.shape[0]), got "
+        raise InvalidArgument(f"{op}: argument 'ks_cpu': expected one K per group ({num_groups} groups, d.shape[0]), got "
                          f"{len(ks)}")
     return ks
 
@@ -281,16 +274,16 @@ def _check_c(op, c, d, required):
                                       f"(it may be d itself)")
         return False
     if not isinstance(c, torch.Tensor):
-        raise TypeError(f"{op}: argument 'c': expected a torch.Tensor or None, got {type(c).__name__}")
+        raise TypeMismatch(f"{op}: argument 'c': expected a torch.Tensor or None, got {type(c).__name__}")
     if c.data_ptr() == d.data_ptr() and c.numel():
         if c.stride() != d.stride() or c.shape != d.shape:
-            raise ValueError(f"{op}: argument 'c': shares storage with d but differs in shape or strides")
+            raise InvalidArgument(f"{op}: argument 'c': shares storage with d but differs in shape or strides")
         return False
     if c.shape != d.shape or c.dtype != d.dtype:
-        raise ValueError(f"{op}: argument 'c': expected shape {tuple(d.shape)} and dtype {_dtype_name(d.dtype)} "
+        raise InvalidArgument(f"{op}: argument 'c': expected shape {tuple(d.shape)} and dtype {_dtype_name(d.dtype)} "
                          f"(those of d), got {tuple(c.shape)} {_dtype_name(c.dtype)}")
     if not c.is_contiguous():
-        raise ValueError(f"{op}: argument 'c': expected a contiguous tensor, got strides {c.stride()}")
+        raise InvalidArgument(f"{op}: argument 'c': expected a contiguous tensor, got strides {c.stride()}")
     return True
 
 
@@ -305,7 +298,7 @@ def _k_grouped_recipe(op, recipe, use_psum_layout):
 
 def _contiguous(op, name, t):
     if not t.is_contiguous():
-        raise ValueError(f"{op}: argument '{name}': expected a contiguous tensor, got shape {tuple(t.shape)} with "
+        raise InvalidArgument(f"{op}: argument '{name}': expected a contiguous tensor, got shape {tuple(t.shape)} with "
                          f"strides {t.stride()}")
 
 
@@ -334,7 +327,7 @@ def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, re
     sf_k = sum_k // 128
     for name, t, mn in (("a", a, m), ("b", b, n)):
         if t.numel() != sum_k * mn:
-            raise ValueError(f"{op}: argument '{name}': expected sum(ks_cpu) * {'M' if name == 'a' else 'N'} = "
+            raise InvalidArgument(f"{op}: argument '{name}': expected sum(ks_cpu) * {'M' if name == 'a' else 'N'} = "
                              f"{sum_k} * {mn} = {sum_k * mn} elements, got {t.numel()} (shape {tuple(t.shape)})")
         _contiguous(op, name, t)
     _expect_shape(op, "sfa", sfa, (m, sf_k), " ([M, sum(k_g / 128)])")
@@ -358,7 +351,7 @@ def k_grouped_fp8_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, re
         raise NotImplementedError(f"{op}: argument 'recipe': expected (1, 1, gran_k), got {recipe!r}")
     (a, sfa), (b, sfb) = _pair(op, "a", a), _pair(op, "b", b)
     if not isinstance(d, torch.Tensor) or d.dim() != 3:
-        raise ValueError(f"{op}: argument 'd': expected a 3-D tensor [G, M, N], got "
+        raise InvalidArgument(f"{op}: argument 'd': expected a 3-D tensor [G, M, N], got "
                          f"{tuple(d.shape) if isinstance(d, torch.Tensor) else type(d).__name__}")
     _tensor(op, "a", a, _E4M3, 2)
     _tensor(op, "b", b, _E4M3, 2)
@@ -368,7 +361,7 @@ def k_grouped_fp8_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, re
     elif use_psum_layout:
         sum_k = a.shape[0]
     else:
-        raise ValueError(f"{op}: argument 'ks_cpu': expected a non-empty list of per-group K without "
+        raise InvalidArgument(f"{op}: argument 'ks_cpu': expected a non-empty list of per-group K without "
                          f"use_psum_layout, got {ks_cpu!r}")
     _int_layout(op, "grouped_layout", grouped_layout, g, "per-group K or cumulative K ends")
     _expect_shape(op, "a", a, (sum_k, m), " ([sum K, M])")

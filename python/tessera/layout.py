@@ -6,6 +6,7 @@ the contract exactly: MN-major, TMA-aligned (row stride align(MN, 4)), batches p
 import torch
 
 from . import _C
+from ._C import InvalidArgument
 
 __all__ = [
     "get_tma_aligned_size", "get_mn_major_tma_aligned_tensor", "get_mn_major_tma_aligned_packed_ue8m0_tensor",
@@ -39,7 +40,7 @@ def _raise_if_not_powers_of_two(error_count, what):
         return
     bad = int(error_count.item())
     if bad:
-        raise ValueError(f"{what}: argument 'sf': expected non-negative powers of two (UE8M0-representable), "
+        raise InvalidArgument(f"{what}: argument 'sf': expected non-negative powers of two (UE8M0-representable), "
                          f"got {bad} value(s) with a sign or mantissa bit set")
 
 
@@ -68,7 +69,7 @@ def get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, k
     """Per-channel scales of all K-groups [sum ceil(k_g/gran_k), MN] -> int32 [rows, MN], packed within groups."""
     what = "get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor"
     if not isinstance(sf, torch.Tensor) or sf.dim() != 2:
-        raise ValueError(f"{what}: argument 'sf': expected a 2-D tensor, got "
+        raise InvalidArgument(f"{what}: argument 'sf': expected a 2-D tensor, got "
                          f"{tuple(sf.shape) if isinstance(sf, torch.Tensor) else type(sf).__name__}")
     ks = list(ks_cpu) if ks_cpu else []
     rows = _C.k_grouped_packed_rows(sf.shape[0], ks, grouped_layout.numel(), gran_k)
@@ -95,27 +96,27 @@ def transform_sf_into_required_layout(sf, mn, k, recipe, num_groups=None, is_sfa
     recipe = tuple(recipe)
     if len(recipe) == 3:
         if is_sfa is None:
-            raise ValueError(f"{what}: argument 'is_sfa': expected True or False with a 3-element recipe, got None")
+            raise InvalidArgument(f"{what}: argument 'is_sfa': expected True or False with a 3-element recipe, got None")
         gran_mn, gran_k = (recipe[0] if is_sfa else recipe[1]), recipe[2]
     elif len(recipe) == 2:
         if is_sfa is not None:
-            raise ValueError(f"{what}: argument 'is_sfa': expected None with a 2-element recipe, got {is_sfa}")
+            raise InvalidArgument(f"{what}: argument 'is_sfa': expected None with a 2-element recipe, got {is_sfa}")
         gran_mn, gran_k = recipe
     else:
-        raise ValueError(f"{what}: argument 'recipe': expected 2 or 3 elements, got {recipe}")
+        raise InvalidArgument(f"{what}: argument 'recipe': expected 2 or 3 elements, got {recipe}")
     expected_dim = 2 + (num_groups is not None)
     if sf.dim() != expected_dim:
-        raise ValueError(f"{what}: argument 'sf': expected {expected_dim} dimensions, got shape {tuple(sf.shape)}")
+        raise InvalidArgument(f"{what}: argument 'sf': expected {expected_dim} dimensions, got shape {tuple(sf.shape)}")
     per_int = 1 if sf.dtype == torch.float32 else 4
     expected = ((num_groups,) if num_groups is not None else ()) + (-(-mn // gran_mn), -(-k // (gran_k * per_int)))
     if tuple(sf.shape) != expected:
-        raise ValueError(f"{what}: argument 'sf': expected shape {expected} for mn={mn}, k={k}, "
+        raise InvalidArgument(f"{what}: argument 'sf': expected shape {expected} for mn={mn}, k={k}, "
                          f"granularity ({gran_mn}, {gran_k}), got {tuple(sf.shape)}")
     if sf.dtype == torch.float32 and (gran_mn, gran_k) == (1, 128):
         return get_mn_major_tma_aligned_tensor(sf)
     if sf.dtype == torch.float32 and (gran_mn, gran_k) == (128, 128):
         if not _is_packed_row_or_column_major(sf):
-            raise ValueError(f"{what}: argument 'sf': 128x128 block scales must be row-major or column-major "
+            raise InvalidArgument(f"{what}: argument 'sf': 128x128 block scales must be row-major or column-major "
                              f"contiguous with packed groups, got strides {sf.stride()}")
         return sf
     raise NotImplementedError(f"{what}: unknown SF transformation on SM90 for dtype {sf.dtype} and granularity "

@@ -1,9 +1,8 @@
 // fp8_gemm_nt: validate -> plan (memoized per shape) -> tensor maps -> launch.
 #include "tessera/fp8_gemm.hpp"
 
-#include "heuristics/fp8_gemm_sm90.hpp"
+#include "heuristics/fp8_gemm_plan.hpp"
 #include "ops/fp8_gemm_common.hpp"
-#include "ops/fp8_gemm_specs.hpp"
 #include "ops/validate.hpp"
 #include "runtime/tensor_map.hpp"
 #include "tessera/error.hpp"
@@ -20,28 +19,6 @@ using ops::GemmKind;
 constexpr const char* kOp = "fp8_gemm_nt";
 
 }  // namespace
-
-namespace ops {
-
-std::vector<jit::KernelSpec> fp8_gemm_suite_specs(int num_sms, int max_smem_bytes) {
-    std::vector<jit::KernelSpec> specs;
-    const std::int64_t nk[][2] = {{2112, 7168}, {576, 7168}, {24576, 1536}, {32768, 512},
-                                  {7168, 16384}, {4096, 7168}, {7168, 2048}};
-    auto add = [&](std::int64_t m, std::int64_t n, std::int64_t k, Fp8GemmMode mode) {
-        const Fp8PlanKey key{m, n, k, mode, GemmKind::kDense, 1, 0, num_sms, 0};
-        const jit::KernelSpec spec = fp8_spec(key, heuristics::choose_fp8_gemm_config(fp8_problem(key, max_smem_bytes)));
-        for (const jit::KernelSpec& s : specs)
-            if (s == spec) return;
-        specs.push_back(spec);
-    };
-    for (auto [n, k] : nk) {
-        for (std::int64_t m : {1, 128, 4096}) add(m, n, k, Fp8GemmMode::k1D2D);
-        add(n, 4096, k, Fp8GemmMode::k1D1D);  // the wgrad shape of the pair
-    }
-    return specs;
-}
-
-}  // namespace ops
 
 Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const TensorRef& b, const TensorRef& sfb,
                           const TensorRef& d, Fp8Recipe recipe, Stream stream) {

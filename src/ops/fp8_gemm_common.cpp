@@ -133,7 +133,8 @@ struct Fp8PlanKeyHash {
         h ^= static_cast<std::size_t>(k.k) * 0x94d049bb133111ebULL + (h >> 2);
         h ^= (static_cast<std::size_t>(k.mode) << 1) ^ (static_cast<std::size_t>(k.kind) << 3) ^
              (static_cast<std::size_t>(k.num_groups) << 6) ^ (static_cast<std::size_t>(k.block_m) << 16);
-        return h ^ (static_cast<std::size_t>(k.num_sms) << 26) ^ (static_cast<std::size_t>(k.device) << 40);
+        return h ^ (static_cast<std::size_t>(k.num_sms) << 26) ^ (static_cast<std::size_t>(k.device) << 40) ^
+               (static_cast<std::size_t>(k.block_n_multiple) << 48);
     }
 };
 
@@ -198,6 +199,7 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
     // at K <= 1536, where the 128x256 kernels spilled with it (K = 1024, 1536; choose_buildable_config falls back).
     problem.allow_d_halves = key.kind == GemmKind::kMasked && key.k > 1536 && key.k <= 2048;
     problem.allow_d_in_ring = key.kind == GemmKind::kDense && key.mode == heuristics::Fp8GemmMode::k1D2D;
+    problem.block_n_multiple = options().block_n_multiple;
     // Tuning sweeps force dense, per-row contiguous (whose BLOCK_M stays the alignment's), psum and masked plans.
     if (key.kind != GemmKind::kKGrouped && !options().fp8_config.empty())
         apply_forced_config(options().fp8_config, problem);
@@ -236,7 +238,9 @@ heuristics::Fp8GemmConfig choose_buildable_config(heuristics::Fp8GemmProblem& pr
     }
 }
 
-const Fp8Plan& fp8_plan(const Fp8PlanKey& key, const char* op) {
+const Fp8Plan& fp8_plan(const Fp8PlanKey& asked, const char* op) {
+    Fp8PlanKey key = asked;
+    key.block_n_multiple = options().block_n_multiple;  // a plan made under another constraint is another plan
     // A thread's last plan first: repeated calls of one shape skip the lock. Plans are never erased and map nodes do
     // not move, so the pointer stays valid.
     thread_local Fp8PlanKey last_key{};

@@ -10,17 +10,18 @@
 #include <functional>
 #include <vector>
 
-#include "heuristics/fp8_gemm_sm90.hpp"
+#include "heuristics/fp8_gemm_plan.hpp"
 #include "jit/jit.hpp"
 #include "ops/validate.hpp"
 #include "runtime/tensor_map.hpp"
 #include "tessera/layout.hpp"
 #include "tessera/tensor.hpp"
+#include <tessera/prims/gemm_kind.cuh>
 
 namespace tessera::ops {
 
-// The kernel's problem kinds (prims::GemmKind in kernels/tessera/prims/gemm_scheduler.cuh).
-enum class GemmKind { kDense = 0, kContiguous = 1, kPsum = 2, kMasked = 3, kKGrouped = 4 };
+// The kernel's problem kinds: one definition, compiled by the kernels and here.
+using GemmKind = prims::GemmKind;
 
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 inline std::int64_t align_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
@@ -91,6 +92,7 @@ struct Fp8PlanKey {
     heuristics::Fp8GemmMode mode;
     GemmKind kind;
     int num_groups, block_m, num_sms, device;
+    int block_n_multiple = 1;  // Options::block_n_multiple when planned (fp8_plan fills it in)
     bool operator==(const Fp8PlanKey&) const = default;
 };
 struct Fp8Plan {

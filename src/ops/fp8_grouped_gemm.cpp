@@ -3,8 +3,10 @@
 #include "tessera/fp8_grouped_gemm.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "ops/fp8_gemm_common.hpp"
@@ -120,81 +122,58 @@ ops::Fp8PlanKey k_grouped_key(std::int64_t m, std::int64_t n, std::int64_t group
 
 namespace ops {
 
-std::vector<jit::KernelSpec> fp8_grouped_suite_specs(int num_sms, int max_smem_bytes) {
-    std::vector<jit::KernelSpec> specs;
-    auto add = [&](const Fp8PlanKey& key) {
-        const jit::KernelSpec spec = fp8_spec(key, heuristics::choose_fp8_gemm_config(fp8_problem(key, max_smem_bytes)));
-        for (const jit::KernelSpec& s : specs)
-            if (s == spec) return;
-        specs.push_back(spec);
-    };
-    // DeepGEMM's grouped benchmark shapes (../shared/reference/h200-baselines.md).
-    const std::int64_t nk[][2] = {{6144, 7168}, {7168, 3072}, {4096, 4096}, {4096, 2048}};
-    for (auto [n, k] : nk) {
-        add(contiguous_key(32768, n, k, 4, false, 0, 128, num_sms, 0));
-        add(contiguous_key(32768, n, k, 8, true, 4096, 0, num_sms, 0));
-    }
-    for (auto [groups, expected] : {std::pair<int, int>{32, 192}, {6, 1024}, {32, 20}, {6, 20}})
-        for (auto [n, k] : {std::pair<int, int>{6144, 7168}, {4096, 2048}})
-            add(masked_key(4096, n, k, groups, expected, num_sms, 0));
-    for (auto [groups, m, n] : {std::tuple<int, int, int>{4, 4096, 7168}, {4, 7168, 2048}, {8, 4096, 7168},
-                                {8, 7168, 2048}, {16, 4096, 7168}, {16, 7168, 2048}})
-        add(k_grouped_key(m, n, groups, num_sms, 0));
-    return specs;
-}
+Fp8ProblemPlan plan_fp8_problem(const aot::Fp8Problem& p, const char* op, int max_smem_bytes) {
+    using aot::Fp8Kind;
+    TESSERA_CHECK(p.kind >= Fp8Kind::kDense && p.kind <= Fp8Kind::kKGrouped, op,
+                  ": argument 'kind': expected dense, contiguous, psum, masked or kgrouped, got ",
+                  static_cast<int>(p.kind));
+    const bool dense = p.kind == Fp8Kind::kDense, kgrouped = p.kind == Fp8Kind::kKGrouped;
+    const bool fp32_out = kgrouped || (dense && p.recipe == Fp8Recipe::k1D1D);
+    // Kernel fields and kernel parameters hold 32-bit values.
+    constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
+    for (auto [name, v] : {std::pair<const char*, std::int64_t>{"m", p.m}, {"n", p.n}, {"k", p.k},
+                           {"groups", p.groups}, {"expected_m", p.expected_m}})
+        TESSERA_CHECK(v <= kMax, op, ": argument '", name, "': expected at most ", kMax, ", got ", v);
+    TESSERA_CHECK(p.m > 0, op, ": argument 'm': expected M > 0, got M = ", p.m);
+    if (kgrouped)
+        TESSERA_CHECK(p.k == 0, op, ": argument 'k': expected 0 for kgrouped (each group's K is a run-time value), ",
+                      "got K = ", p.k);
+    else
+        check_tma_k({op, "k"}, p.k);
+    check_tma_n({op, "n"}, p.n, fp32_out ? 4 : 8);
+    TESSERA_CHECK(dense ? p.groups == 1 : p.groups > 0, op, ": argument 'groups': expected ",
+                  dense ? "1 for dense" : "G > 0", ", got ", p.groups);
+    if (kgrouped && p.groups > kMaxKGroupedGroups)
+        throw Unsupported(detail::str_cat(op, ": argument 'groups': at most ", kMaxKGroupedGroups,
+                                          " groups per k-grouped call (their tensor maps travel in the kernel ",
+                                          "parameters), got ", p.groups));
+    const bool uses_expected = p.kind == Fp8Kind::kPsum || p.kind == Fp8Kind::kMasked;
+    TESSERA_CHECK(p.expected_m >= 0 && (uses_expected || p.expected_m == 0), op, ": argument 'expected_m': expected ",
+                  uses_expected ? ">= 0" : "0 (only psum and masked take a hint)", ", got ", p.expected_m);
+    const Fp8Recipe recipe = kgrouped ? Fp8Recipe::k1D1D : dense ? p.recipe : Fp8Recipe::k1D2D;
+    TESSERA_CHECK(p.recipe == recipe, op, ": argument 'recipe': expected ", kgrouped ? "1D1D" : "1D2D",
+                  " (the recipe of this kind), got ", p.recipe == Fp8Recipe::k1D1D ? "1D1D" : "1D2D");
+    TESSERA_CHECK(p.num_sms > 0, op, ": argument 'num_sms': expected > 0, got ", p.num_sms);
 
-jit::KernelSpec fp8_problem_spec(const std::string& desc, int num_sms, int max_smem_bytes) {
-    const auto fail = [&](const char* what) -> InvalidArgument {
-        return InvalidArgument(detail::str_cat("tessera compile --fp8: expected KIND:MxNxK[:G[:E]] with KIND dense, ",
-                                               "wgrad, contiguous, psum, masked or kgrouped (", what, "), got '",
-                                               desc, "'"));
-    };
-    std::vector<std::string> parts(1);
-    for (char ch : desc) {
-        if (ch == ':') parts.emplace_back();
-        else parts.back() += ch;
+    Fp8ProblemPlan plan;
+    switch (p.kind) {
+    case Fp8Kind::kDense:
+        plan.key = {p.m, p.n, p.k, recipe == Fp8Recipe::k1D1D ? Fp8GemmMode::k1D1D : Fp8GemmMode::k1D2D,
+                    GemmKind::kDense, 1, 0, p.num_sms, 0};
+        break;
+    case Fp8Kind::kContiguous:
+        plan.key = contiguous_key(p.m, p.n, p.k, p.groups, false, 0, contiguous_block_m(op), p.num_sms, 0);
+        break;
+    case Fp8Kind::kPsum: plan.key = contiguous_key(p.m, p.n, p.k, p.groups, true, p.expected_m, 0, p.num_sms, 0); break;
+    case Fp8Kind::kMasked:
+        plan.key = masked_key(p.m, p.n, p.k, p.groups, p.expected_m > 0 ? p.expected_m : p.m, p.num_sms, 0);
+        break;
+    case Fp8Kind::kKGrouped: plan.key = k_grouped_key(p.m, p.n, p.groups, p.num_sms, 0); break;
     }
-    if (parts.size() < 2 || parts.size() > 4) throw fail("2 to 4 fields separated by ':'");
-    const auto count = [&](const std::string& text, const char* what) {
-        std::size_t used = 0;
-        long long v = 0;
-        try {
-            v = std::stoll(text, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used == 0 || used != text.size() || v < 0) throw fail(what);
-        return static_cast<std::int64_t>(v);
-    };
-    std::int64_t mnk[3];
-    std::size_t start = 0;
-    for (int i = 0; i < 3; ++i) {
-        const std::size_t end = i < 2 ? parts[1].find('x', start) : parts[1].size();
-        if (end == std::string::npos) throw fail("sizes MxNxK");
-        mnk[i] = count(parts[1].substr(start, end - start), "sizes MxNxK of non-negative integers");
-        start = end + 1;
-    }
-    const auto [m, n, k] = mnk;
-    const std::int64_t groups = parts.size() > 2 ? count(parts[2], "a group count G") : 1;
-    const std::int64_t expected = parts.size() > 3 ? count(parts[3], "an expected row count E") : 0;
-    if (m == 0 || n == 0 || groups == 0) throw fail("M, N and G above 0");
-    const std::string& kind = parts[0];
-    Fp8PlanKey key;
-    if (kind == "dense" || kind == "wgrad") {
-        if (k == 0) throw fail("K above 0");
-        key = {m, n, k, kind == "dense" ? Fp8GemmMode::k1D2D : Fp8GemmMode::k1D1D, GemmKind::kDense, 1, 0, num_sms, 0};
-    } else if (kind == "contiguous" || kind == "psum") {
-        if (k == 0) throw fail("K above 0");
-        key = contiguous_key(m, n, k, groups, kind == "psum", expected, 128, num_sms, 0);
-    } else if (kind == "masked") {
-        if (k == 0) throw fail("K above 0");
-        key = masked_key(m, n, k, groups, expected > 0 ? expected : m, num_sms, 0);
-    } else if (kind == "kgrouped") {
-        key = k_grouped_key(m, n, groups, num_sms, 0);
-    } else {
-        throw fail("an unknown KIND");
-    }
-    return fp8_spec(key, heuristics::choose_fp8_gemm_config(fp8_problem(key, max_smem_bytes)));
+    plan.problem = fp8_problem(plan.key, max_smem_bytes);
+    plan.config = heuristics::choose_fp8_gemm_config(plan.problem);
+    plan.spec = fp8_spec(plan.key, plan.config);
+    return plan;
 }
 
 }  // namespace ops

@@ -270,7 +270,11 @@ LayoutPlan plan_mn_major_tma_aligned(const TensorRef& sf) {
     ops::check_dtype({op, "sf"}, sf, {DType::kFloat32});
     ops::check_ndim({op, "sf"}, sf, {2, 3});
     LayoutPlan plan = mn_major_plan(sf, sf.size(-1));
-    plan.pass_through = is_mn_major_tma_aligned(sf);
+    // Returned as is only when its strides are the planned ones, literally: a single scale column ([MN, 1],
+    // contiguous, strides (1, 1)) or a single row is a valid kernel operand, but DeepGEMM's contract gives the caller
+    // a tensor with the TMA-aligned column stride, and callers rely on it.
+    plan.pass_through = true;
+    for (int i = 0; i < sf.ndim; ++i) plan.pass_through = plan.pass_through && sf.stride(i) == plan.strides[i];
     return plan;
 }
 

@@ -47,6 +47,12 @@ void set_tc_util(int percent) {
 }
 int get_tc_util() { return g_tc_util; }
 
+void set_block_size_multiple_of(int m_multiple, int n_multiple) {
+    TESSERA_CHECK(m_multiple > 0 && n_multiple > 0, "set_block_size_multiple_of: argument 'new_value': expected "
+                  "positive multiples, got (", m_multiple, ", ", n_multiple, ")");
+    options().block_n_multiple = n_multiple;
+}
+
 void set_mk_alignment_for_contiguous_layout(int alignment) {
     TESSERA_CHECK(alignment > 0, "set_mk_alignment_for_contiguous_layout: argument 'new_value': expected > 0, got ",
                   alignment);

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include "runtime/kernel_dir.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera {
@@ -76,9 +77,7 @@ Options Options::from_env() {
         o.cache_dir = (std::filesystem::path(home) / ".cache" / "tessera").string();
     }
     if (const char* kdir = env_first({"TESSERA_KERNEL_DIR"})) o.kernel_dir = kdir;
-#ifdef TESSERA_SOURCE_KERNEL_DIR
-    else o.kernel_dir = TESSERA_SOURCE_KERNEL_DIR;
-#endif
+    else o.kernel_dir = runtime::find_kernel_dir();  // relative to the binary; throws naming TESSERA_KERNEL_DIR
     o.line_info = env_flag({"TESSERA_JIT_LINEINFO", "DG_JIT_WITH_LINEINFO"}, false);
     const bool dump_asm = env_flag({"DG_JIT_DUMP_ASM"}, false);
     o.dump_ptx = env_flag({"TESSERA_JIT_DUMP_PTX", "DG_JIT_DUMP_PTX"}, dump_asm);
@@ -89,6 +88,7 @@ Options Options::from_env() {
     o.print_compile = env_flag({"TESSERA_JIT_PRINT_COMPILE", "DG_JIT_PRINT_COMPILER_COMMAND"}, debug);
     o.print_configs = env_flag({"TESSERA_PRINT_CONFIGS", "DG_PRINT_CONFIGS"}, debug);
     o.pdl = env_flag({"TESSERA_PDL"}, false);
+    o.dlpack_exchange = env_flag({"TESSERA_DLPACK_EXCHANGE"}, true);
     if (const char* forced = env_first({"TESSERA_FP8_CONFIG"})) o.fp8_config = forced;
     return o;
 }

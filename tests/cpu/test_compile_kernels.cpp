@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "catalog/kernel_catalog.hpp"
 #include "jit/jit.hpp"
-#include "jit/kernel_catalog.hpp"
 #include "ops/fp8_gemm_common.hpp"
 #include "test_helpers.hpp"
 #include "tessera/error.hpp"
@@ -19,7 +19,7 @@ class CompileKernels : public ::testing::TestWithParam<CompilerKind> {};
 TEST_P(CompileKernels, AllCatalogKernelsCompileWithoutSpills) {
     const auto cache = test::make_temp_dir("tessera-cache");
     jit::Jit j(test::test_options(cache, GetParam()));
-    for (const jit::KernelSpec& spec : jit::catalog_specs("all")) {
+    for (const jit::KernelSpec& spec : catalog::catalog_specs("all")) {
         SCOPED_TRACE(spec.describe());
         const jit::BuildResult r = j.build(spec);
         EXPECT_TRUE(r.compiled);

@@ -2,9 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <numeric>
+#include <string>
 #include <tuple>
 
-#include "heuristics/fp8_gemm_sm90.hpp"
+#include "heuristics/fp8_gemm_plan.hpp"
 #include "ops/fp8_gemm_common.hpp"
 #include "tessera/error.hpp"
 
@@ -434,4 +436,30 @@ TEST(Fp8GemmHeuristics, WideSplitTilesFollowTheH200Sweeps) {
     EXPECT_EQ(c.block_n, 256) << c.describe();
     masked.m = 20;  // decode-sized groups stay on 64-row tiles
     EXPECT_EQ(choose_fp8_gemm_config(masked).block_m, 64);
+}
+
+// set_block_size_multiple_of(n): every plan's block N is a multiple of lcm(16, n), on the split-K decode path, the
+// 64 < M <= 128 path and the prefill search; a multiple no legal tile meets fails naming the setting.
+TEST(Fp8GemmHeuristics, BlockNMultipleConstrainsEveryPath) {
+    for (int multiple : {1, 8, 32, 48, 64, 128}) {
+        const int step = multiple > 1 ? std::lcm(16, multiple) : 8;
+        for (std::int64_t m : {1, 100, 4096})
+            for (auto [n, k] : {std::pair<std::int64_t, std::int64_t>{2112, 7168}, {576, 7168}, {7168, 2048}}) {
+                Fp8GemmProblem p{m, n, k, Fp8GemmMode::k1D2D, 132, 232448};
+                p.allow_split_k = true;
+                p.block_n_multiple = multiple;
+                const Fp8GemmConfig c = choose_fp8_gemm_config(p);
+                EXPECT_EQ(c.block_n % step, 0) << "multiple " << multiple << " " << m << "x" << n << "x" << k
+                                               << ": " << c.describe();
+            }
+    }
+    Fp8GemmProblem p{4096, 2112, 7168, Fp8GemmMode::k1D2D, 132, 232448};
+    p.block_n_multiple = 512;
+    try {
+        choose_fp8_gemm_config(p);
+        FAIL() << "a block N multiple of 512 has no legal tile";
+    } catch (const tessera::InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find("lcm(16, 512) by set_block_size_multiple_of"), std::string::npos)
+            << e.what();
+    }
 }

@@ -1,16 +1,17 @@
-// `tessera compile --fp8 KIND:MxNxK[:G[:E]]`: the planned kernel of one FP8 problem, and clear errors for bad text.
+// The FP8 problem text KIND:MxNxK[:G[:E]] (`tessera compile --fp8`, aot::parse_fp8_problem): the planned kernel of
+// each kind, and clear errors for bad text or shapes that could not run.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "ops/fp8_gemm_specs.hpp"
+#include "tessera/aot.hpp"
 #include "tessera/error.hpp"
-
-using tessera::ops::fp8_problem_spec;
 
 namespace {
 
-std::string described(const std::string& desc) { return fp8_problem_spec(desc).describe(); }
+std::string described(const std::string& desc) {
+    return tessera::aot::plan_fp8(tessera::aot::parse_fp8_problem(desc)).kernel;
+}
 
 }  // namespace
 
@@ -54,15 +55,25 @@ TEST(Fp8ProblemSpec, DHalvesOnlyForMaskedAtKUpTo2048) {
 
 TEST(Fp8ProblemSpec, BadTextNamesWhatWasExpected) {
     const std::pair<const char*, const char*> cases[] = {
-        {"dense:4096x576", "sizes MxNxK"},         {"blah:1x2x128", "unknown KIND"},
-        {"dense:0x576x7168", "above 0"},           {"dense:axbxc", "non-negative integers"},
-        {"dense:-1x576x7168", "non-negative"},     {"masked:1x2x3:4:5:6", "2 to 4 fields"},
-        {"dense:128x576x0", "K above 0"},          {"contiguous:128x576x7168:x", "group count"},
+        {"dense:4096x576", "sizes MxNxK"},
+        {"blah:1x2x128", "unknown KIND"},
+        {"dense:0x576x7168", "argument 'm': expected M > 0, got M = 0"},
+        {"dense:axbxc", "non-negative integers"},
+        {"dense:-1x576x7168", "non-negative"},
+        {"masked:1x2x3:4:5:6", "2 to 4 fields"},
+        {"dense:128x576x0", "argument 'k': expected K > 0 and a multiple of 16"},
+        {"dense:1x2x3", "argument 'k': expected K > 0 and a multiple of 16"},
+        {"dense:128x2x128", "argument 'n': expected N > 0 and a multiple of 8"},
+        {"wgrad:128x6x128", "argument 'n': expected N > 0 and a multiple of 4"},
+        {"dense:128x576x128:2", "argument 'groups': expected 1 for dense"},
+        {"contiguous:128x576x7168:x", "group count"},
+        {"contiguous:128x576x7168:4:64", "argument 'expected_m': expected 0"},
+        {"kgrouped:128x576x7168:4", "argument 'k': expected 0 for kgrouped"},
         {"dense", "2 to 4 fields"},
     };
     for (auto [text, expected] : cases) {
         try {
-            fp8_problem_spec(text);
+            tessera::aot::plan_fp8(tessera::aot::parse_fp8_problem(text));
             ADD_FAILURE() << text << ": no error";
         } catch (const tessera::InvalidArgument& e) {
             const std::string what = e.what();

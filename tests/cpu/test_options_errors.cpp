@@ -71,6 +71,11 @@ TEST(Options, TesseraAndDeepGemmNames) {
         EnvScope env{{"TESSERA_CACHE_DIR", "/tmp/mine"}, {"DG_JIT_CACHE_DIR", "/tmp/theirs"}};
         EXPECT_EQ(Options::from_env().cache_dir, "/tmp/mine");  // the TESSERA_ name wins
     }
+    EXPECT_TRUE(Options::from_env().dlpack_exchange);
+    {
+        EnvScope env{{"TESSERA_DLPACK_EXCHANGE", "0"}};
+        EXPECT_FALSE(Options::from_env().dlpack_exchange);  // the binding's switch is read here, not in the binding
+    }
 }
 
 TEST(Options, BadValuesNameTheVariable) {

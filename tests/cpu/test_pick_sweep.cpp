@@ -12,7 +12,7 @@
 #include <string>
 #include <utility>
 
-#include "heuristics/fp8_gemm_sm90.hpp"
+#include "heuristics/fp8_gemm_plan.hpp"
 #include "jit/jit.hpp"
 #include "ops/fp8_gemm_common.hpp"
 #include "test_helpers.hpp"

@@ -5,7 +5,7 @@
 
 #include <utility>
 
-#include "heuristics/fp8_gemm_sm90.hpp"
+#include "heuristics/fp8_gemm_plan.hpp"
 
 #define __host__
 #define __device__

@@ -64,6 +64,15 @@ def test_plan_reports_layout_without_a_gpu():
     assert C.plan_mn_major_tma_aligned(mn_major)[0]
 
 
+@pytest.mark.parametrize("shape,strides", [((4096, 1), (1, 4096)), ((4097, 1), (1, 4100)), ((1, 56), (1, 4)),
+                                           ((3, 4097, 1), (4100, 1, 4100))])
+def test_single_column_or_row_still_gets_the_aligned_strides(shape, strides):
+    # A contiguous [MN, 1] has strides (1, 1): usable by a kernel, but DeepGEMM's contract returns a new tensor with
+    # the TMA-aligned column stride (its test_layout.py checks the strides), so the plan is not a pass-through.
+    pass_through, planned_shape, planned_strides = C.plan_mn_major_tma_aligned(np.ones(shape, dtype=np.float32))
+    assert not pass_through and planned_shape == shape and planned_strides == strides
+
+
 def test_system_info_without_a_driver_does_not_crash():
     info = C.system_info()
     assert isinstance(info["driver_loaded"], bool)

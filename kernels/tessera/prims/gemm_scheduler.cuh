@@ -25,12 +25,11 @@
 #pragma once
 
 #include <tessera/common.cuh>
+#include <tessera/prims/gemm_kind.cuh>
 #include <tessera/prims/scheduler.cuh>
 #include <tessera/ptx/memory.cuh>
 
 namespace tessera::prims {
-
-enum GemmKind : int { kDense = 0, kContiguous = 1, kPsum = 2, kMasked = 3, kKGrouped = 4 };
 
 struct GemmTile {
     TileCoord coord;         // m_block is group-local for kPsum/kMasked/kKGrouped

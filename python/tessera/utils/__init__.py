@@ -22,3 +22,8 @@ from ..layout import (  # noqa: F401,E402
     get_m_alignment_for_contiguous_layout,
     get_k_alignment_for_contiguous_layout,
 )
+
+from .dist import init_dist, uneven_all_gather  # noqa: E402,F401
+
+# What `from tessera.utils import *` (and so the top level) carries: the functions, not the submodules.
+__all__ = [name for name in dir() if not name.startswith("_") and name not in ("math", "dist", "layout")]

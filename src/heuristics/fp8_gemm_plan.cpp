@@ -1,6 +1,6 @@
 // FP8 GEMM heuristics: enumerate legal tiles, rank them with a small wave/tile cost model, then pick stages and
 // the cluster. Each filter says why it exists.
-#include "heuristics/fp8_gemm_sm90.hpp"
+#include "heuristics/fp8_gemm_plan.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -292,7 +292,10 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
     c.num_sms = p.num_sms;
     if (p.forced_block_m > 0) return forced_config(p);
     TESSERA_CHECK(best_cost < std::numeric_limits<double>::max(), "FP8 GEMM planning: no tile left for m=", p.m,
-                  " n=", p.n, " k=", p.k, " (", p.num_excluded_tiles, " excluded after spilling)");
+                  " n=", p.n, " k=", p.k, " (", p.num_excluded_tiles, " excluded after spilling",
+                  p.block_n_multiple > 1 ? ", block N a multiple of lcm(16, " : "",
+                  p.block_n_multiple > 1 ? std::to_string(p.block_n_multiple) + ") by set_block_size_multiple_of" : "",
+                  ")");
     if (p.allow_split_k && p.mode == Fp8GemmMode::k1D2D && p.num_groups == 1) choose_split_k(p, best);
     // Multicast A across an N-pair of tall tiles (dense) when there are enough tiles for pairs to form and the grid
     // is even: 256x128 pairs ran ~7 % faster than no cluster on the H200 (6144x6144x7168: 392.2 against 419.4 us).

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
 #include <string>
 
 namespace tessera::heuristics {
@@ -30,7 +31,7 @@ struct Fp8GemmProblem {
     }
     bool allow_split_k = false;  // dense 1D2D: tiles may be shared along K by the CTAs of a cluster
     // contiguous, masked and psum (1D2D): 128x256 tiles in two N halves (dense plans take them by their own rule:
-    // wide_split in fp8_gemm_sm90.cpp)
+    // wide_split in fp8_gemm_plan.cpp)
     bool allow_wide_split = false;
     bool allow_a_multicast = false;  // dense: pairs along N may share A (cluster_n = 2; rasterized along N)
     int small_m_box_rows = 0;  // dense: M <= this (16 or 32) on 64-row tiles loads A in 16- or 32-row boxes
@@ -49,7 +50,10 @@ struct Fp8GemmProblem {
     static constexpr int kMaxExcludedTiles = 6;
     int excluded_tiles[kMaxExcludedTiles][2] = {};
     int num_excluded_tiles = 0;
+    // set_block_size_multiple_of: > 1 makes every searched block N a multiple of lcm(16, this).
+    int block_n_multiple = 1;
     bool excluded(int block_m, int block_n) const {
+        if (block_n_multiple > 1 && block_n % std::lcm(16, block_n_multiple) != 0) return true;
         for (int i = 0; i < num_excluded_tiles; ++i)
             if (excluded_tiles[i][0] == block_m && excluded_tiles[i][1] == block_n) return true;
         return false;

@@ -1,0 +1,83 @@
+// The suites: DeepGEMM's dense and grouped benchmark shapes (../shared/reference/h200-baselines.md) and the layout
+// kernels.
+#include "catalog/kernel_catalog.hpp"
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "ops/fp8_gemm_specs.hpp"
+#include "ops/layout_specs.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::catalog {
+namespace {
+
+using aot::Fp8Kind;
+using aot::Fp8Problem;
+
+// Dense: each (N, K) of the benchmark at M = 1, 128 and 4096 (1D2D), and its weight-gradient GEMM (1D1D).
+std::vector<Fp8Problem> fp8_gemm_problems(int num_sms) {
+    std::vector<Fp8Problem> problems;
+    const std::int64_t nk[][2] = {{2112, 7168}, {576, 7168}, {24576, 1536}, {32768, 512},
+                                  {7168, 16384}, {4096, 7168}, {7168, 2048}};
+    for (auto [n, k] : nk) {
+        for (std::int64_t m : {1, 128, 4096})
+            problems.push_back({Fp8Kind::kDense, m, n, k, 1, 0, Fp8Recipe::k1D2D, num_sms});
+        problems.push_back({Fp8Kind::kDense, n, 4096, k, 1, 0, Fp8Recipe::k1D1D, num_sms});
+    }
+    return problems;
+}
+
+// Grouped: contiguous (per-row ids and psum), masked and k-grouped.
+std::vector<Fp8Problem> fp8_grouped_problems(int num_sms) {
+    std::vector<Fp8Problem> problems;
+    const std::int64_t nk[][2] = {{6144, 7168}, {7168, 3072}, {4096, 4096}, {4096, 2048}};
+    for (auto [n, k] : nk) {
+        problems.push_back({Fp8Kind::kContiguous, 32768, n, k, 4, 0, Fp8Recipe::k1D2D, num_sms});
+        problems.push_back({Fp8Kind::kPsum, 32768, n, k, 8, 4096, Fp8Recipe::k1D2D, num_sms});
+    }
+    for (auto [groups, expected] : {std::pair<int, int>{32, 192}, {6, 1024}, {32, 20}, {6, 20}})
+        for (auto [n, k] : {std::pair<int, int>{6144, 7168}, {4096, 2048}})
+            problems.push_back({Fp8Kind::kMasked, 4096, n, k, groups, expected, Fp8Recipe::k1D2D, num_sms});
+    for (auto [groups, m, n] : {std::tuple<int, int, int>{4, 4096, 7168}, {4, 7168, 2048}, {8, 4096, 7168},
+                                {8, 7168, 2048}, {16, 4096, 7168}, {16, 7168, 2048}})
+        problems.push_back({Fp8Kind::kKGrouped, m, n, 0, groups, 0, Fp8Recipe::k1D1D, num_sms});
+    return problems;
+}
+
+}  // namespace
+
+aot::Suite suite(std::string_view name, int num_sms) {
+    const std::vector<std::string> names = aot::suite_names();
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+        std::string expected;
+        for (const std::string& n : names) expected += (expected.empty() ? "" : ", ") + n;
+        throw InvalidArgument(detail::str_cat("suite: argument 'name': expected one of ", expected, ", got '", name,
+                                              "'"));
+    }
+    const bool all = name == "all";
+    aot::Suite s;
+    if (all || name == "layout") s.layout_kernels = aot::layout_kernel_names();
+    if (all || name == "fp8_gemm") s.fp8_problems = fp8_gemm_problems(num_sms);
+    if (all || name == "fp8_grouped") {
+        const std::vector<Fp8Problem> grouped = fp8_grouped_problems(num_sms);
+        s.fp8_problems.insert(s.fp8_problems.end(), grouped.begin(), grouped.end());
+    }
+    return s;
+}
+
+std::vector<jit::KernelSpec> catalog_specs(std::string_view suite_name, int num_sms) {
+    const aot::Suite s = suite(suite_name, num_sms);
+    std::vector<jit::KernelSpec> specs;
+    const auto add = [&](const jit::KernelSpec& spec) {
+        if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
+    };
+    if (!s.layout_kernels.empty())
+        for (const jit::KernelSpec& spec : ops::layout_specs()) add(spec);
+    for (const Fp8Problem& p : s.fp8_problems) add(ops::plan_fp8_problem(p, "catalog").spec);
+    return specs;
+}
+
+}  // namespace tessera::catalog
