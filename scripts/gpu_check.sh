@@ -3,8 +3,9 @@
 # tests), compute-sanitizer memcheck and racecheck on a few FP8 kernels, and the benchmark suites. Logs go to $OUT
 # (else ./gpu-out); a summary is printed last. Needs no network.
 #
-#   STEPS="tests sanitizers bench"   the steps to run (default all three; the whole run may not fit one 10-minute
-#                                    device call)
+#   STEPS="tests sanitizers acceptance bench"   the steps to run (default all; the whole run may not fit one
+#                                    10-minute device call). acceptance: DeepGEMM's own test files against tessera
+#                                    (tools/deepgemm_tests.py), from the checkout in peer/DeepGEMM
 #   SUITES="..."                     the bench/run.py suites (default: fp8, the five FP8 suites)
 #
 # bench/run.py measures DeepGEMM in the same process when it can import it. A DeepGEMM checkout in peer/DeepGEMM is
@@ -16,7 +17,7 @@ OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 PY=$(command -v python3)
 BUILD=build-gpu
-STEPS=${STEPS:-tests sanitizers bench}
+STEPS=${STEPS:-tests sanitizers acceptance bench}
 SUITES=${SUITES:-fp8}
 export TESSERA_CACHE_DIR=${TESSERA_CACHE_DIR:-/tmp/tessera-cache} PYTHONFAULTHANDLER=1
 export PYTHONPATH=$PWD/$BUILD/python${PYTHONPATH:+:$PYTHONPATH}
@@ -68,6 +69,16 @@ benchmark() {
 
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 
+# DeepGEMM's test files whose kernels tessera has, run unmodified through the compatibility opt-in.
+acceptance() {
+    local t=peer/DeepGEMM/tests status=0
+    "$PY" tools/deepgemm_tests.py $t test_layout.py || status=1
+    "$PY" tools/deepgemm_tests.py $t test_lazy_init.py -- --num-processes 1 || status=1
+    "$PY" tools/deepgemm_tests.py $t test_fp8_fp4.py \
+        --only test_m_grouped_gemm_contiguous,test_m_grouped_gemm_masked,test_k_grouped_gemm_contiguous || status=1
+    return $status
+}
+
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$OUT/gpu.txt" 2>&1
 peer_pid=""
 if has bench && [ -d peer/DeepGEMM ] && ! ls peer/DeepGEMM/deep_gemm/_C*.so >/dev/null 2>&1; then
@@ -85,6 +96,7 @@ if step build build.log bash -c "cmake -S . -B $BUILD -G Ninja -DTESSERA_WERROR=
     fi
     has tests && step gpu-tests gpu_tests.log ctest --test-dir "$BUILD" -L gpu -V
     has sanitizers && step sanitizers sanitizers.log sanitizers
+    has acceptance && [ -d peer/DeepGEMM/tests ] && step acceptance acceptance.log acceptance
     if [ -n "$warm_pid" ]; then wait "$warm_pid"; fi
     if [ -n "$peer_pid" ]; then wait "$peer_pid"; fi
     has bench && step bench bench.log benchmark
@@ -94,6 +106,7 @@ fi
     echo "== gpu"; cat "$OUT/gpu.txt"
     echo "== tests"; grep -E "tests passed|tests failed|[0-9]+ (passed|failed|skipped)" "$OUT/gpu_tests.log" 2>/dev/null | tail -8
     echo "== sanitizers"; grep -E "^== |ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizers.log" 2>/dev/null | tail -40
+    echo "== acceptance"; grep -E "^== |Error|error|Traceback|passed|PASS|FAIL" "$OUT/acceptance.log" 2>/dev/null | tail -20
     echo "== peer"; tail -2 "$OUT/peer_build.log" 2>/dev/null
     echo "== bench"; grep -E "^(== |  geomean|peer:|  canary|  WARN)" "$OUT/bench.log" 2>/dev/null
     printf '%s\n' "${summary[@]}"
