@@ -66,9 +66,11 @@ def tessera_command():
     return None
 
 
-# One line per compiled kernel: "<compiler>-<version> compiled <s> s  regs <r>  spills <st>/<ld>  <spec>" (NVRTC on
-# some installs returns no ptxas report: registers and spills then print as -1).
-COMPILED = re.compile(r"(nvrtc|nvcc)-\S+ compiled\s+([0-9.]+) s\s+regs\s+(-?\d+)\s+spills (-?\d+)/(-?\d+)\s+(\S+)")
+# One line per kernel of `tessera compile`: "[i/total] <elapsed> s  <compiler> compiled|cached  <s> s  regs <r>  spills
+# <bytes>  <problem>  <spec>" (NVRTC on some installs returns no ptxas report: registers and spills then print as -1).
+COMPILED = re.compile(r"^\[\d+/\d+\]\s+[0-9.]+ s\s+(nvrtc|nvcc)\s+compiled\s+([0-9.]+) s\s+regs\s+(-?\d+)\s+spills (-?\d+)"
+                      r"\s+(\S+)\s+(\S+)")
+
 
 FIRST_CALL = """
 import sys, time

@@ -132,3 +132,19 @@ def test_run_help_and_bad_arguments():
     assert ok.returncode == 0 and "fp8-masked" in ok.stdout
     bad = subprocess.run([sys.executable, run, "--reps", "3"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--reps must be at least 10" in bad.stderr
+
+
+def test_compile_suite_reads_the_commands_kernel_lines(tmp_path):
+    """The compile suite parses `tessera compile`'s per-kernel lines: a change of that format must fail here."""
+    import suites_host
+    from test_sass_cpu import find_tessera_cli
+    cli = find_tessera_cli()
+    if cli is None:
+        pytest.skip("needs the tessera command")
+    out = subprocess.run([cli, "compile", "--compiler", "nvrtc", "--fp8", "dense:128x2112x7168"], capture_output=True,
+                         text=True, env=dict(os.environ, TESSERA_CACHE_DIR=str(tmp_path)), timeout=300)
+    assert out.returncode == 0, out.stderr
+    found = [m for m in map(suites_host.COMPILED.search, out.stdout.splitlines()) if m]
+    assert len(found) == 1, out.stdout
+    compiler, seconds, regs, spills, problem, spec = found[0].groups()
+    assert compiler == "nvrtc" and float(seconds) > 0 and problem == "dense:128x2112x7168" and spec.startswith("fp8_gemm{")
