@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tessera/bf16_gemm.hpp"
 #include "tessera/error.hpp"
 #include "tessera/fp8_gemm.hpp"
 #include "tessera/fp8_grouped_gemm.hpp"
@@ -75,8 +76,8 @@ struct Torch {
 };
 
 const DlpackExchangeApi* find_exchange_api(nb::handle tensor_type) {
-    // On by default: it passed tests/python/test_binding_gpu.py on the H200's torch and took 2.8 us off a cached
-    // fp8_gemm_nt. Options::dlpack_exchange off keeps the attribute path.
+    // On by default: it takes 2.8 us off a cached fp8_gemm_nt on the H200 (tests/python/test_binding_gpu.py covers
+    // it). Options::dlpack_exchange off keeps the attribute path.
     if (!options().dlpack_exchange) return nullptr;
     PyObject* capsule = PyObject_GetAttrString(tensor_type.ptr(), "__dlpack_c_exchange_api__");
     if (capsule == nullptr) {
@@ -289,8 +290,8 @@ void disable_exchange(Torch& api, const char* what) {
 TensorRef from_torch(Torch& api, nb::handle obj, const char* name) {
     const PyTypeObject* type = Py_TYPE(obj.ptr());
     if (api.exchange != nullptr && (type == api.exchange_types[0] || type == api.exchange_types[1])) {
-        // Only CUDA tensors: other devices are errors anyway, and a crash on meta tensors was once seen (torch 2.11
-        // and 2.15 return an error there instead, dev/exchange_probe.py; the guard costs ~30 ns a tensor).
+        // Only CUDA tensors: other devices are errors anyway, and the table must not see a meta tensor (a torch
+        // build crashed on one; 2.11 and 2.15 return an error). The guard costs ~30 ns a tensor.
         PyObject* cuda = api.is_cuda_get != nullptr ? api.is_cuda_get(obj.ptr(), api.is_cuda_closure)
                                                      : PyObject_GetAttr(obj.ptr(), tensor_attrs().is_cuda.ptr());
         if (cuda == nullptr) throw nb::python_error();
@@ -555,6 +556,19 @@ NB_MODULE(_C, m) {
             return fp8_gemm_config(m_, n, k, recipe ? Fp8Recipe::k1D1D : Fp8Recipe::k1D2D, device);
         },
         nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::arg("recipe"), nb::arg("device"));
+
+    // BF16 GEMM: D (+)= A·Bᵀ, operands K- or MN-major as their strides say.
+    m.def(
+        "bf16_gemm_nt",
+        [](nb::handle a, nb::handle b, nb::handle d, bool accumulate, std::optional<std::uintptr_t> stream) {
+            const TensorRef ra = to_ref(a, "a"), rb = to_ref(b, "b"), rd = to_ref(d, "d");
+            const Stream s = stream_for(ra, stream);
+            nb::gil_scoped_release release;
+            bf16_gemm_nt(ra, rb, rd, accumulate, s);
+        },
+        nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("accumulate"), nb::arg("stream") = nb::none());
+    m.def("bf16_gemm_config", &bf16_gemm_config, nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::arg("mn_major_a"),
+          nb::arg("mn_major_b"), nb::arg("out_f32"), nb::arg("accumulate"), nb::arg("device"));
 
     // Grouped FP8 GEMMs: same status convention as fp8_gemm_nt.
     m.def(

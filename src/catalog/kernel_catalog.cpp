@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "ops/bf16_gemm_specs.hpp"
 #include "ops/fp8_gemm_specs.hpp"
 #include "ops/layout_specs.hpp"
 #include "tessera/error.hpp"
@@ -77,6 +78,9 @@ std::vector<jit::KernelSpec> catalog_specs(std::string_view suite_name, int num_
     if (!s.layout_kernels.empty())
         for (const jit::KernelSpec& spec : ops::layout_specs()) add(spec);
     for (const Fp8Problem& p : s.fp8_problems) add(ops::plan_fp8_problem(p, "catalog").spec);
+    // The BF16 family is built by the compile checks ("all") before the public API routes to it.
+    if (suite_name == "all")
+        for (const jit::KernelSpec& spec : ops::bf16_catalog_specs(num_sms)) add(spec);
     return specs;
 }
 

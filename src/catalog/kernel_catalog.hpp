@@ -14,7 +14,8 @@ namespace tessera::catalog {
 // aot::suite: throws InvalidArgument naming the suites for an unknown name.
 aot::Suite suite(std::string_view name, int num_sms);
 
-// The distinct kernel specs of a suite (its layout kernels, then its FP8 problems' planned kernels).
+// The distinct kernel specs of a suite (its layout kernels, then its FP8 problems' planned kernels; "all" adds the
+// BF16 GEMM's kernels for DeepGEMM's BF16 test shapes).
 std::vector<jit::KernelSpec> catalog_specs(std::string_view suite, int num_sms = aot::kH200NumSms);
 
 }  // namespace tessera::catalog

@@ -21,10 +21,9 @@ Fp8GemmConfig forced_config(const Fp8GemmProblem& p);
 // a 128x128 2-warpgroup tile's k-block of tensor-core work is 16384 units).
 double tile_cost_per_k_block(int block_m, int block_n, int wgs) {
     // 256-row tiles give each warpgroup two batches per k-block, so part of the drains overlap the other batch.
-    // Calibrated on the H200 (dev/large_tile_sweep.sh, docs/perf/fp8_gemm.md v12): at M = 4096 a 256x128 tile (A
-    // multicast) took 1.35-1.41x the time of a 128x192 tile (no cluster) on five shapes with K from 512 to 16384,
-    // about the same time per output element; 37.5 columns (1.23x) picked 256x128 where 128x192 ran 2.5-3 % faster
-    // (4096x24576x1536, 4096x32768x512).
+    // Calibrated on the H200: at M = 4096 a 256x128 tile (A multicast) took 1.35-1.41x the time of a 128x192 tile (no
+    // cluster) on five shapes with K from 512 to 16384, about the same time per output element; 37.5 columns (1.23x)
+    // picked 256x128 where 128x192 ran 2.5-3 % faster (4096x24576x1536, 4096x32768x512).
     const double overhead_cols = wgs == 1 ? 150.0 : (block_m == 256 ? 58.0 : 75.0);
     const double math = block_m * (block_n + overhead_cols);
     return std::max<double>(math, 64.0 * (block_m + block_n)) + 2048.0;
@@ -32,24 +31,23 @@ double tile_cost_per_k_block(int block_m, int block_n, int wgs) {
 
 // Per-tile cost of a 1D1D (FP32) tile's epilogue, the TMA reduce-add of its D tile, in the same units: ~1.35 per
 // byte, and ~2.1 where the FP32 D tile leaves shared memory for only three stages and CTAs run several tiles (the
-// producer cannot run as far ahead into the next tile across the epilogue). Calibrated on the H200 (docs/perf/fp8_gemm.md v12), where it reproduces the measured
-// times within 5 %: wgrad 24576x4096x1536 ran 128x152 in 418.2 us (40 waves of 12 k-blocks), 128x136 in 428.5 (46
-// waves) and 128x160 (three stages) in 476.6 (38 waves), 7168x4096x2048 128x152 in 158.2 (12 waves of 16); and it
-// ranks 128x128 over 128x136 where both run the same waves (4096x2048x512: 28.8 against 29.7 us).
+// producer cannot run as far ahead into the next tile across the epilogue). Calibrated on the H200, where it reproduces
+// the measured times within 5 %: wgrad 24576x4096x1536 ran 128x152 in 418.2 us (40 waves of 12 k-blocks), 128x136 in
+// 428.5 (46 waves) and 128x160 (three stages) in 476.6 (38 waves), 7168x4096x2048 128x152 in 158.2 (12 waves of 16);
+// and it ranks 128x128 over 128x136 where both run the same waves (4096x2048x512: 28.8 against 29.7 us).
 double fp32_epilogue_cost(const Fp8GemmProblem& p, int block_m, int block_n, std::int64_t waves) {
     const bool three_stages = fp8_gemm_smem_bytes(Fp8GemmMode::k1D1D, block_m, block_n, 4) > p.max_smem_bytes;
     return static_cast<double>(block_m) * block_n * 4 * (three_stages && waves > 1 ? 2.1 : 1.35);
 }
 
-// Splitting the wgmma along N works but costs issue slots: only tiles that fit whole, except for a lone 64-row block
-// of a dense 1D2D problem (M <= 64), where a wider tile split in two can cut the wave count or the CTAs of a split-K
-// plan. Measured on the H200 (docs/perf/fp8_gemm.md v8): 1x32768x512 64x256 in one wave 9.1-9.2 us against two waves
-// of 64x128 9.7; 1x7168x16384 64x256 split-K 4 40.1 us against 64x112 split-K 2 42.8. Grouped kernels keep whole
-// wgmmas (their larger register reserve made split 64-row tiles spill: masked 64x256 at N = 4096, K = 2048), except
-// the m-grouped 1D2D 128x256 tile in two N halves (3 stages), which on the H200 ran every contiguous suite row 2-6 %
-// faster than 128x192 whole (4 stages) and the masked e192 rows and e1024 4096x2048 2-6 % faster (e1024 6144x7168
-// 1 % slower; docs/perf/fp8_grouped.md v23): a quarter fewer tiles, so less fixed cost per tile, and fewer operand
-// bytes per output.
+// Splitting the wgmma along N works but costs issue slots: only tiles that fit whole, except for a lone 64-row block of
+// a dense 1D2D problem (M <= 64), where a wider tile split in two can cut the wave count or the CTAs of a split-K plan.
+// Measured on the H200: 1x32768x512 64x256 in one wave 9.1-9.2 us against two waves of 64x128 9.7; 1x7168x16384 64x256
+// split-K 4 40.1 us against 64x112 split-K 2 42.8. Grouped kernels keep whole wgmmas (their larger register reserve
+// made split 64-row tiles spill: masked 64x256 at N = 4096, K = 2048), except the m-grouped 1D2D 128x256 tile in two N
+// halves (3 stages), which on the H200 ran every contiguous suite row 2-6 % faster than 128x192 whole (4 stages) and
+// the masked e192 rows and e1024 4096x2048 2-6 % faster (e1024 6144x7168 1 % slower): a quarter fewer tiles, so less
+// fixed cost per tile, and fewer operand bytes per output.
 // Dense 1D2D problems take it where K >= 2048 and the 128x256 tiles fill a wave: at M = 4096 it ran 7168x16384
 // 4.2 %, 4096x7168 3.8 % and 7168x2048 2.5 % faster than 256x128 with A pairs, but 24576x1536 and 32768x512 1.3 and
 // 1.6 % slower than 128x192 (short K: one tile's fixed cost weighs more, and the ring has 3 stages, not 4).
@@ -79,7 +77,7 @@ void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
     // model only reproduces with a reduction (cluster barriers, DSMEM reads, row stores) worth ~3 us.
     constexpr double kReduceCost = 130000.0;
     // Plus the partials themselves: every split but one sends its FP32 tile through distributed shared memory, about
-    // one unit per element. Calibrated on the H200 (three runs, docs/perf/fp8_gemm.md v5-v8): 128x2112x7168 ran
+    // one unit per element. Calibrated on the H200 (three runs each): 128x2112x7168 ran
     // 128x72 split 4 in 11.1-11.3 us and 128x144 split 8 in 12.5-12.9, while at M = 1 the split-8 plans stay best
     // (1x2112x7168 64x144 s8 9.8 us, 64x80 s4 10.0); the flat term alone ranks both the other way.
     const auto reduce_cost = [&](int bm, int bn, int split) {
@@ -96,14 +94,14 @@ void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
         return std::max(t, hbm);
     };
     // Two 64-row blocks (64 < M <= 128) that fill the machine unsplit: no split. Each B tile streams once from HBM
-    // (the second m-block reads it from L2) and no reduction runs. Measured on the H200 (docs/perf/fp8_gemm.md v5):
+    // (the second m-block reads it from L2) and no reduction runs. Measured on the H200:
     // 128x7168x16384 64x112 40.4 us vs 128x112 split 2 41.8; 128x4096x7168 64x64 15.2 vs 128x144 split 4 16.9. At
     // M = 1 the single m-block's narrow tiles run latency-bound instead (1x7168x16384: 64x56 50.6 us vs split 42.8).
     if (p.m > 64 && p.m <= 128) {
         // The narrowest tile that still fits one wave: the most CTAs streaming B. First among the widths that divide
         // 128 (one B scale per k-block, no straddling), if they keep 80 % of the SMs busy: 128x7168x2048 ran 64x128
         // (112 CTAs) in 8.8 us against 9.3-9.4 for 64x112 (128 CTAs, straddling), and 128x7168x16384 in 39.9-40.0
-        // against 40.7-40.9 (three runs each on the H200, docs/perf/fp8_gemm.md v10).
+        // against 40.7-40.9 (three runs each on the H200).
         for (const bool straddling : {false, true}) {
             for (int block_n = 64; block_n <= 256; block_n += 8) {
                 int n_splits = 0;
@@ -131,7 +129,7 @@ void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
         for (int block_m : {64, 128}) {
             if (block_m > 64 && ceil_div(p.m, 64) * 64 < block_m) continue;
             // Two 64-row blocks of a split plan each stream B and run one warpgroup: at 128x2112x7168, 64x80 split 4
-            // ran 16.7 us against 11.3 for 128x72 split 4 (H200, docs/perf/fp8_gemm.md v5).
+            // ran 16.7 us against 11.3 for 128x72 split 4 (H200).
             if (block_m == 64 && p.m > 64) continue;
             const int wgs = block_m == 64 ? 1 : 2;
             for (int block_n = 16; block_n <= 256; block_n += 8) {
@@ -265,7 +263,7 @@ Fp8GemmConfig choose_fp8_gemm_config(const Fp8GemmProblem& p) {
             // Per-tile time per 128-K block: the larger of tensor-core work and operand bytes (BM+BN, in the same
             // units: balanced at 128x128), plus a fixed cost for prologue and epilogue. Each 64-row wgmma batch
             // also pays a drain (wait_group, then the FP32 promotion) worth about 75 columns of work: measured on
-            // the H200, 4096x2112x7168 ran 135 us with 256x88 tiles and 97 us with 128x192 (docs/perf/fp8_gemm.md).
+            // the H200, 4096x2112x7168 ran 135 us with 256x88 tiles and 97 us with 128x192.
             // With one consumer warpgroup no second one issues wgmma during the drain: twice the exposed cost.
             double per_k_block =
                 tile_cost_per_k_block(block_m, block_n, wgs) * n_split_factor(p, block_m, block_n, splits);
@@ -327,10 +325,9 @@ Fp8GemmConfig finish_config(const Fp8GemmProblem& p, Fp8GemmConfig c) {
     c.num_stages = deepest(false);
     // D in halves (where the problem allows it: masked at 1536 < K <= 2048) when the whole D tile leaves a ring of 3
     // stages (128x256: 64 KB of D) and half of it makes 4: the epilogue then stores the two N halves in turn, the
-    // second after the TMA has read the first. H200 (docs/perf/fp8_grouped.md v26): masked e192 4096x2048 2.7-4.4 %
-    // faster, e1024 0.8-1.1 %; at K = 7168 (the unrolled loop) masked ran level, contiguous and psum 1.4-1.6 % slower.
-    // Not to 5 stages: a 4-stage ring runs the loop unrolled over its passes (fp8_gemm.md v21). Not with two CTAs per
-    // SM (64x128 spilled). BF16 tiles of an even number of store atoms only.
+    // second after the TMA has read the first. H200: masked e192 4096x2048 2.7-4.4 % faster, e1024 0.8-1.1 %; at
+    // K = 7168 (the unrolled loop) masked ran level, contiguous and psum 1.4-1.6 % slower. Not to 5 stages: a 4-stage
+    // ring runs the loop unrolled over its passes. BF16 tiles of an even number of store atoms only.
     int store_swizzle = 0, store_box_n = 0;
     fp8_gemm_store_layout(p.mode, c.block_n, &store_swizzle, &store_box_n);
     const bool halves_allowed = p.allow_d_halves && p.mode == Fp8GemmMode::k1D2D && c.split_k == 1 &&
@@ -338,10 +335,10 @@ Fp8GemmConfig finish_config(const Fp8GemmProblem& p, Fp8GemmConfig c) {
     const int halves_stages = halves_allowed ? std::min(deepest(false, true), 4) : 0;
     // D over the ring where every CTA has at most one tile (then nothing waits for the D tile to be read out) and the
     // freed bytes make one more stage. The A ring must hold the D tile (rows x columns x 2 bytes over rows x 128).
-    // H200 (docs/perf/fp8_gemm.md v22): 4096x576x7168, 128x144 one wave of 128 tiles, 6 stages instead of 5: 3.7 %
-    // faster. Only two-warpgroup tiles whose ring already has 5 stages or more: a 4-stage ring runs the loop unrolled
-    // over its passes (v21), which a fifth stage gives up (128x24576x1536, 128x192: 2.5 % slower), and the decode
-    // plans' 64-row tiles ran level with one more stage (1x24576x1536, 1x7168x16384, 1x7168x2048).
+    // H200: 4096x576x7168, 128x144 one wave of 128 tiles, 6 stages instead of 5: 3.7 % faster. Only two-warpgroup tiles
+    // whose ring already has 5 stages or more: a 4-stage ring runs the loop unrolled over its passes, which a fifth
+    // stage gives up (128x24576x1536, 128x192: 2.5 % slower), and the decode plans' 64-row tiles ran level with one
+    // more stage (1x24576x1536, 1x7168x16384, 1x7168x2048).
     const int ring_stages = deepest(true);
     const bool one_tile_per_cta = ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n) <= c.num_sms;
     const bool ring_allowed = p.allow_d_in_ring && p.mode == Fp8GemmMode::k1D2D && p.num_groups == 1 &&

@@ -6,7 +6,7 @@
 // file together, both from the even bank: a bank conflict on half the promotion. This pass keeps the scale cached
 // along each same-scale run and lets only every `yield_every`-th FFMA yield. Only hint bits change (reuse, yield);
 // operands, stall counts and barriers are untouched, so the results are the same bit for bit. H200, n = 4:
-// 4096x7168x16384 682.8 -> 673.7 us, 128x192 dense / psum / masked 0.7-1.5 % faster (docs/perf/fp8_gemm.md v16).
+// 4096x7168x16384 682.8 -> 673.7 us, 128x192 dense / psum / masked 0.7-1.5 % faster.
 #pragma once
 
 #include <string>

@@ -16,6 +16,7 @@ constexpr std::array<FamilyInfo, static_cast<int>(Family::kCount)> kFamilies = {
     {"pack_ue8m0_k_grouped", "tessera/sm90/layout.cuh", "tessera::sm90::PackUe8m0KGroupedKernel",
      "tessera_k_grouped_pack_fp32_into_ue8m0"},
     {"fp8_gemm", "tessera/sm90/fp8_gemm.cuh", "tessera::sm90::Fp8GemmKernel", "tessera_sm90_fp8_gemm_kernel"},
+    {"bf16_gemm", "tessera/sm90/bf16_gemm.cuh", "tessera::sm90::Bf16GemmKernel", "tessera_sm90_bf16_gemm_kernel"},
 }};
 
 }  // namespace

@@ -15,6 +15,7 @@ enum class Family : std::uint8_t {
     kPackUe8m0,            // FP32 power-of-two scale factors -> packed UE8M0 int32, MN-major
     kPackUe8m0KGrouped,    // the same for k-grouped per-channel scales
     kFp8Gemm,              // SM90 FP8 GEMM, 1D2D / 1D1D
+    kBf16Gemm,             // SM90 BF16 GEMM, any operand majors, BF16 or FP32 D
     kCount,
 };
 

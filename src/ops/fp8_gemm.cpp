@@ -34,11 +34,7 @@ Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const Tensor
     ops::check_same_device({kOp, "d"}, d, a, "a");
     ops::check_same_device({kOp, "sfa"}, sfa, a, "a");
     ops::check_same_device({kOp, "sfb"}, sfb, a, "a");
-    const std::int64_t m = a.size(0), k = a.size(1), n = b.size(0);
-    TESSERA_CHECK(b.size(1) == k, kOp, ": argument 'b': expected [N, K] with K = ", k, " (from a), got shape ",
-                  ops::shape_string(b));
-    TESSERA_CHECK(d.size(0) == m && d.size(1) == n, kOp, ": argument 'd': expected shape [", m, ", ", n,
-                  "], got ", ops::shape_string(d));
+    const auto [m, n, k] = ops::check_nt_shapes(kOp, a, b, d);
     ops::check_dtype({kOp, "sfa"}, sfa, {DType::kFloat32});
     ops::check_dtype({kOp, "sfb"}, sfb, {DType::kFloat32});
     const std::int64_t sf_k = ceil_div(k, 128);
@@ -66,7 +62,6 @@ Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const Tensor
     const heuristics::Fp8GemmConfig& c = plan.config;
     using runtime::TmaSwizzle;
     using ops::map_2d;
-    const TmaSwizzle d_swizzle = static_cast<TmaSwizzle>(c.swizzle_d_bytes);
     ops::Fp8GemmParams params{};
     const int a_rows = c.load_rows_a > 0 ? c.load_rows_a : c.block_m;  // rows of A (and SFA) per stage's box
     params.tensor_map_a = runtime::encode_tma_2d(map_2d(a.data, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, k, m, a.stride(0),
@@ -82,16 +77,8 @@ Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const Tensor
                                                               TmaSwizzle::kNone));
     else
         params.sfb = static_cast<const float*>(sfb.data);
-    params.tensor_map_d = runtime::encode_tma_2d(
-        map_2d(d.data, fp32_out ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-               fp32_out ? 4 : 2, n, m, d.stride(0), c.store_box_n, 64, d_swizzle));
-    params.m = static_cast<std::uint32_t>(m);
-    params.n = static_cast<std::uint32_t>(n);
-    params.k = static_cast<std::uint32_t>(k);
-
-    params.d = d.data;
-    params.ld_d = static_cast<std::uint32_t>(d.stride(0));
-    params.num_groups = 1;
+    params.tensor_map_d = ops::d_store_map(d, c.store_box_n, c.swizzle_d_bytes);
+    ops::set_gemm_dims(params, m, n, k, d);
     // Split-K kernels own one tile per cluster: the grid must cover every tile exactly.
     TESSERA_ASSERT(c.split_k == 1 || c.num_sms == ceil_div(m, c.block_m) * ceil_div(n, c.block_n) * c.split_k);
     ops::launch_fp8_gemm(*plan.kernel, c, &params, sizeof(params), stream, device);

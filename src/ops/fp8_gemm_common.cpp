@@ -51,6 +51,13 @@ runtime::TmaDesc2d map_2d(const void* base, CUtensorMapDataType type, int bytes,
     return m;
 }
 
+CUtensorMap d_store_map(const TensorRef& d, int box_n, int swizzle_bytes) {
+    const bool f32 = d.dtype == DType::kFloat32;
+    return runtime::encode_tma_2d(map_2d(d.data, f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                                         f32 ? 4 : 2, d.size(1), d.size(0), d.stride(0), box_n, 64,
+                                         static_cast<runtime::TmaSwizzle>(swizzle_bytes)));
+}
+
 void check_tma_operand(Arg arg, const TensorRef& t) {
     TESSERA_CHECK(t.stride(-1) == 1 || t.size(-1) <= 1, arg.op, ": argument '", arg.name,
                   "': expected K-major (stride(-1) == 1; MN-major FP8 operands are not supported on SM90), got strides ",
@@ -185,17 +192,17 @@ heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes
     problem.block_m = key.block_m;
     problem.allow_cluster = key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous;
     // Mirrors the kernel's kReservedRegs: one-warpgroup tiles of the kinds that walk groups keep 48, every
-    // two-warpgroup tile 32 (psum, masked and k-grouped measured on the H200 in fp8_grouped.md v10).
+    // two-warpgroup tile 32 (psum, masked and k-grouped measured on the H200).
     problem.reserved_regs = key.kind == GemmKind::kDense || key.kind == GemmKind::kContiguous ? 32 : 48;
     problem.reserved_regs_two_wg = 32;
     problem.allow_split_k = key.kind == GemmKind::kDense && key.mode == heuristics::Fp8GemmMode::k1D2D;
     problem.allow_a_multicast = key.kind == GemmKind::kDense;
-    // Psum too since its wide tiles past K = 2048 unroll their k-block loop over the stages (H200, fp8_grouped.md v25:
-    // 2.7-3.4 % faster at K = 4096 and 7168 than before; v24 had kept K = 7168 on 128x192 without the unroll).
+    // Psum too: its wide tiles past K = 2048 unroll their k-block loop over the stages (H200: the unroll made K = 4096
+    // and 7168 2.7-3.4 % faster; without it, K = 7168 ran better on 128x192).
     problem.allow_wide_split = key.kind == GemmKind::kContiguous || key.kind == GemmKind::kMasked ||
                                key.kind == GemmKind::kPsum;
     problem.small_m_box_rows = key.kind == GemmKind::kDense ? 16 : 0;
-    // Masked only, and only where its tiles run the rolled k-block loop (K <= 2048): the rows that gained (v26). Not
+    // Masked only, and only where its tiles run the rolled k-block loop (K <= 2048): the rows that gained. Not
     // at K <= 1536, where the 128x256 kernels spilled with it (K = 1024, 1536; choose_buildable_config falls back).
     problem.allow_d_halves = key.kind == GemmKind::kMasked && key.k > 1536 && key.k <= 2048;
     problem.allow_d_in_ring = key.kind == GemmKind::kDense && key.mode == heuristics::Fp8GemmMode::k1D2D;

@@ -70,6 +70,20 @@ runtime::TmaDesc2d map_2d(const void* base, CUtensorMapDataType type, int bytes,
                           std::int64_t outer, std::int64_t stride_elems, int box_inner, int box_outer,
                           runtime::TmaSwizzle swizzle);
 
+// The D map of a GEMM's tile stores: [M rows][N] BF16 or FP32 (d's dtype), boxes of box_n columns by 64 rows.
+CUtensorMap d_store_map(const TensorRef& d, int box_n, int swizzle_bytes);
+
+// The parameter fields every GEMM kernel shares (its Params mirror has them under these names).
+template <class P>
+void set_gemm_dims(P& params, std::int64_t m, std::int64_t n, std::int64_t k, const TensorRef& d) {
+    params.m = static_cast<std::uint32_t>(m);
+    params.n = static_cast<std::uint32_t>(n);
+    params.k = static_cast<std::uint32_t>(k);
+    params.d = d.data;
+    params.ld_d = static_cast<std::uint32_t>(d.stride(0));
+    params.num_groups = 1;
+}
+
 // K-major e4m3 operand or D: unit inner stride, 16-byte row stride, 16-byte aligned base.
 void check_tma_operand(Arg arg, const TensorRef& t);
 // The shapes the TMA maps take: K > 0 and a multiple of 16 (16-byte rows of A and B); N > 0 and a multiple of

@@ -77,4 +77,13 @@ void check_size(Arg arg, const TensorRef& t, int dim, std::int64_t expected) {
                   " at dim ", dim, ", got shape ", shape_string(t));
 }
 
+GemmShape check_nt_shapes(const char* op, const TensorRef& a, const TensorRef& b, const TensorRef& d) {
+    const std::int64_t m = a.size(0), k = a.size(1), n = b.size(0);
+    TESSERA_CHECK(b.size(1) == k, op, ": argument 'b': expected [N, K] with K = ", k, " (from a), got shape ",
+                  shape_string(b));
+    TESSERA_CHECK(d.size(0) == m && d.size(1) == n, op, ": argument 'd': expected shape [", m, ", ", n, "], got ",
+                  shape_string(d));
+    return {m, n, k};
+}
+
 }  // namespace tessera::ops

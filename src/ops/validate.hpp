@@ -26,4 +26,10 @@ void check_same_device(Arg arg, const TensorRef& t, const TensorRef& reference, 
 void check_contiguous(Arg arg, const TensorRef& t);
 void check_size(Arg arg, const TensorRef& t, int dim, std::int64_t expected);
 
+// The shapes of D = A·Bᵀ: a [M, K], b [N, K], d [M, N] (2-D each, checked before). Returns M, N, K.
+struct GemmShape {
+    std::int64_t m, n, k;
+};
+GemmShape check_nt_shapes(const char* op, const TensorRef& a, const TensorRef& b, const TensorRef& d);
+
 }  // namespace tessera::ops

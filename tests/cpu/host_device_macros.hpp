@@ -1,5 +1,5 @@
-// Lets a host test include a kernel header whose functions are plain C++ under __host__ __device__ (scheduler.cuh,
-// stream_k.cuh): the CUDA qualifiers become nothing. Include it before such a header.
+// Lets a host test include a kernel header whose functions are plain C++ under __host__ __device__ (scheduler.cuh):
+// the CUDA qualifiers become nothing. Include it before such a header.
 #pragma once
 
 #ifndef __host__

@@ -44,7 +44,7 @@ TEST(Fp8GemmHeuristics, DecodeUsesSmallTilesAndPrefillLargeOnes) {
     EXPECT_GE(prefill.block_m * prefill.block_n, 128 * 128);
 }
 
-// Pairs multicast A for 256-row tiles; no B pairs (across M) by default: 128-row tiles measured faster alone.
+// Pairs multicast A for 256-row tiles; no B pairs (across M): 128-row tiles measured faster alone.
 TEST(Fp8GemmHeuristics, PairsMulticastAForTallTilesOnly) {
     const auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k, Fp8GemmMode mode) {
         Fp8GemmProblem p{m, n, k, mode, 132, 232448};
@@ -73,7 +73,7 @@ TEST(Fp8GemmHeuristics, SharedMemoryFormulaMatchesTheKernelDoc) {
 // with several tiles per CTA keep D apart (their epilogue would hold up the next tile's loads) unless forced.
 TEST(Fp8GemmHeuristics, DInRingOnlyWhereEachCtaHasOneTile) {
     Fp8GemmProblem p{4096, 576, 7168, Fp8GemmMode::k1D2D, 132, 232448};
-    EXPECT_FALSE(choose_fp8_gemm_config(p).d_in_ring);  // the grouped kinds and TESSERA_FP8_D_IN_RING=0
+    EXPECT_FALSE(choose_fp8_gemm_config(p).d_in_ring);  // not allowed (the host allows it for dense 1D2D only)
     EXPECT_EQ(choose_fp8_gemm_config(p).num_stages, 5);
     p.allow_d_in_ring = true;
     const Fp8GemmConfig c = choose_fp8_gemm_config(p);
@@ -107,12 +107,12 @@ static Fp8GemmProblem masked_problem(std::int64_t expected_m, std::int64_t n, st
 }
 
 // D in halves: where the problem allows it (masked at 1536 < K <= 2048), a 128x256 tile whose whole D tile leaves 3
-// stages stages D one N half at a time and takes a fourth; nowhere else, and never past 4 stages or two CTAs per SM.
+// stages stages D one N half at a time and takes a fourth; nowhere else, and never past 4 stages.
 TEST(Fp8GemmHeuristics, DHalvesBuyTheFourthStageOf128x256) {
     Fp8GemmProblem p = masked_problem(192, 4096, 2048, 32);
     p.forced_block_m = 128;
     p.forced_block_n = 256;
-    EXPECT_FALSE(choose_fp8_gemm_config(p).d_halves);  // not allowed: TESSERA_FP8_D_HALVES=0, or outside its K range
+    EXPECT_FALSE(choose_fp8_gemm_config(p).d_halves);  // not allowed: not masked, or outside its K range
     EXPECT_EQ(choose_fp8_gemm_config(p).num_stages, 3);
     p.allow_d_halves = true;
     const Fp8GemmConfig c = choose_fp8_gemm_config(p);
@@ -232,7 +232,7 @@ TEST(Fp8GemmHeuristics, TwoRowBlocksFillingTheMachineDoNotSplit) {
     EXPECT_GT(choose_fp8_gemm_config(lone).split_k, 1);
 }
 
-// Decode picks that forced-config sweeps on the H200 measured faster, three runs each (docs/perf/fp8_gemm.md v8).
+// Decode picks that forced-config sweeps on the H200 measured faster, three runs each.
 TEST(Fp8GemmHeuristics, DecodePicksFollowTheH200Sweeps) {
     const auto pick = [](std::int64_t m, std::int64_t n, std::int64_t k, int groups = 1) {
         Fp8GemmProblem p{m, n, k, Fp8GemmMode::k1D2D, 132, 232448};
@@ -366,8 +366,8 @@ TEST(Fp8GemmHeuristics, WgradTilesPayTheirEpilogue) {
 
 // Masked plans: expected_m is a hint (each group's rows vary around it), so tiles are counted over 0.75, 1 and 1.25 x
 // the hint. At g32 e192 the heavier groups overflow three 64-row blocks but not two 128-row ones: H200, same kernels,
-// 128x192 ran 611.5 / 137.2 us against 641.2 / 145.6 for 64x192 (docs/perf/fp8_grouped.md v9). Two-warpgroup masked
-// tiles reserve 32 registers like dense, so 128x192 keeps one wgmma per k-step; one-warpgroup tiles keep 48.
+// 128x192 ran 611.5 / 137.2 us against 641.2 / 145.6 for 64x192. Two-warpgroup masked tiles reserve 32 registers like
+// dense, so 128x192 keeps one wgmma per k-step; one-warpgroup tiles keep 48.
 TEST(Fp8GemmHeuristics, MaskedRowsAreAHintAndItsTwoWarpgroupTilesRunWhole) {
     Fp8GemmProblem p{192, 6144, 7168, Fp8GemmMode::k1D2D, 132, 232448};
     p.num_groups = 32;
@@ -393,9 +393,9 @@ TEST(Fp8GemmHeuristics, MaskedRowsAreAHintAndItsTwoWarpgroupTilesRunWhole) {
     EXPECT_EQ(q.consumer_reserved_regs(2), 48);
 }
 
-// 128x256 in two N halves (docs/perf/fp8_gemm.md v25, fp8_grouped.md v23): dense plans as the host makes them take it
-// at M = 4096 where K >= 2048 and N fills 256-wide tiles (7168x16384, 4096x7168, 7168x2048 ran 2.5-4.2 % faster than
-// 256x128 pairs), not at short K or narrow N, and never for decode; contiguous and masked plans take it when allowed.
+// 128x256 in two N halves: dense plans as the host makes them take it at M = 4096 where K >= 2048 and N fills 256-wide
+// tiles (7168x16384, 4096x7168, 7168x2048 ran 2.5-4.2 % faster than 256x128 pairs), not at short K or narrow N, and
+// never for decode; contiguous and masked plans take it when allowed.
 TEST(Fp8GemmHeuristics, WideSplitTilesFollowTheH200Sweeps) {
     const auto dense = [](std::int64_t m, std::int64_t n, std::int64_t k) {
         Fp8GemmProblem p{m, n, k, Fp8GemmMode::k1D2D, 132, 232448};

@@ -29,8 +29,8 @@ TEST(Fp8ProblemSpec, EachKindPlansItsKernel) {
     EXPECT_NE(kgrouped.find("kNumGroups=8"), std::string::npos) << kgrouped;
 }
 
-// Psum takes 128x256 tiles in two N halves at every K of its suite, as the per-row-id kind does (measured on the H200:
-// fp8_grouped.md v24 up to K = 4096, v25 at K = 7168 once the loop was unrolled over the stages).
+// Psum takes 128x256 tiles in two N halves at every K of its suite, as the per-row-id kind does (faster on the H200;
+// at K = 7168 only with the k-block loop unrolled over the stages).
 TEST(Fp8ProblemSpec, PsumTakesWideTiles) {
     for (const char* desc : {"psum:8160x4096x2048:4", "psum:8256x4096x4096:8", "psum:8480x7168x3072:4",
                              "psum:8160x6144x7168:4", "contiguous:32640x6144x7168:4"}) {
@@ -39,7 +39,7 @@ TEST(Fp8ProblemSpec, PsumTakesWideTiles) {
     }
 }
 
-// D in halves (a fourth stage for 128x256): masked plans at 1536 < K <= 2048 only (docs/perf/fp8_grouped.md v26).
+// D in halves (a fourth stage for 128x256): masked plans at 1536 < K <= 2048 only, the rows that gained on the H200.
 TEST(Fp8ProblemSpec, DHalvesOnlyForMaskedAtKUpTo2048) {
     for (const char* desc : {"masked:192x4096x2048:32:4096", "masked:1024x4096x2048:6:4096"}) {
         const std::string kernel = described(desc);

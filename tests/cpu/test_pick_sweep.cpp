@@ -1,8 +1,8 @@
-// Opt-in (TESSERA_PICK_SWEEP=1, ~5 minutes on 2 cores): the heuristic's pick for every shape of a wide sweep (dense,
+// Opt-in (TESSERA_PICK_SWEEP=1, 5-9 minutes on 2 cores): the heuristic's pick for every shape of a wide sweep (dense,
 // contiguous, psum and masked; 22 N x 6 K) is compiled with NVRTC. No kernel may have its wgmma serialized by ptxas.
-// Spilling picks are listed: at run time the planner plans those shapes again without the tile. Used in session 18 to
-// check the tail-N loop: 1086 distinct kernels, none serialized, the same 40 spilling picks as before the change
-// (docs/perf/fp8_gemm.md v18).
+// Spilling picks are listed: at run time the planner plans those shapes again without the tile. Run it after a change
+// to the kernel's loops (such as the tail-N loop). With the current planner it compiles 1090 distinct kernels, none
+// serialized, and 23 picks spill.
 #include <gtest/gtest.h>
 
 #include <cstdio>

@@ -86,8 +86,8 @@ def test_unsupported_and_non_cuda_tensors_take_the_attribute_path():
 
 
 def test_a_cuda_tensor_without_memory_is_rejected_before_any_launch():
-    # torch's functional-tensor wrappers have no storage: the exchange table (torch 2.11, dev/exchange_probe.py) and
-    # data_ptr() (torch 2.15) both give address 0. The GEMM must refuse it rather than read or write there.
+    # torch's functional-tensor wrappers have no storage: the exchange table (torch 2.11) and data_ptr() (torch 2.15)
+    # both give address 0. The GEMM must refuse it rather than read or write there.
     if not hasattr(torch, "_to_functional_tensor"):
         pytest.skip("this torch has no functional tensors")
     import tessera

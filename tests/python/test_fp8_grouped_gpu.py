@@ -281,10 +281,10 @@ def run_masked(p, masked, expected_m):
 MASKED_M_MAX = 4096
 
 # Masked plans forced through TESSERA_FP8_CONFIG (read once per process: one subprocess each): two-warpgroup 128-row tiles whose groups end inside the first warpgroup's 64 rows (300 = 2 x 128 + 44, 37, 129, 1):
-# the second warpgroup has no row to compute there. 128x256 (two N halves) at K = 2048 skips the idle warpgroup's
-# wgmmas and stages D in halves for a fourth stage (fp8_grouped.md v26; ":p3" keeps the whole D tile and 3 stages),
-# whole tiles through TMA stores and tiles that stop early through the staged row copy, with N = 1152 also a last
-# n-block whose second half lies wholly past N; at K = 3072 it runs the k-block loop unrolled over the stages (v25).
+# the second warpgroup has no row to compute there. 128x256 (two N halves) at K = 2048 skips the idle warpgroup's wgmmas
+# and stages D in halves for a fourth stage (":p3" keeps the whole D tile and 3 stages), whole tiles through TMA stores
+# and tiles that stop early through the staged row copy, with N = 1152 also a last n-block whose second half lies wholly
+# past N; at K = 3072 it runs the k-block loop unrolled over the stages.
 FORCED_MASKED = """
 import sys
 sys.path.insert(0, {tests!r})

@@ -31,6 +31,25 @@
 
 namespace tessera::prims {
 
+// A shape dimension: the Config constant kConstant where it is baked into the kernel, else the run-time value.
+template <int kConstant>
+TESSERA_DEVICE uint32_t static_or_dynamic(uint32_t runtime) {
+    if constexpr (kConstant != kDynamic) return kConstant;
+    else return runtime;
+}
+
+// The problem's M, N and K for a GEMM kernel whose Config bakes some of them in (kShapeM/N/K; kDynamic: read the
+// parameters' m, n, k). Kernels derive from it.
+template <class Config>
+struct GemmShape {
+    template <class P>
+    TESSERA_DEVICE static uint32_t shape_m(const P& p) { return static_or_dynamic<Config::kShapeM>(p.m); }
+    template <class P>
+    TESSERA_DEVICE static uint32_t shape_n(const P& p) { return static_or_dynamic<Config::kShapeN>(p.n); }
+    template <class P>
+    TESSERA_DEVICE static uint32_t shape_k(const P& p) { return static_or_dynamic<Config::kShapeK>(p.k); }
+};
+
 struct GemmTile {
     TileCoord coord;         // m_block is group-local for kPsum/kMasked/kKGrouped
     uint32_t group;          // expert / group index (0 for dense)
@@ -60,9 +79,8 @@ template <GemmKind kKind, int kBlockM, int kBlockN, int kGroupSize, int kCluster
           int kSplitK = 1, bool kWarpAhead = false>
 struct GemmScheduler {
     // Full raster groups divide by the compile-time group size in dense and contiguous kernels (a group walk's raster
-    // covers one MoE group). Contiguous first measured 1.5-2 % slower with it (docs/perf/fp8_gemm.md v19); since its
-    // lookahead ids moved to lanes, the runtime division was ~165 of the ~370 cycles per tile that its next() took
-    // over dense's (tile_gap_probe, docs/perf/fp8_grouped.md v22).
+    // covers one MoE group). In contiguous kernels a runtime division was ~165 of the ~370 cycles per tile that
+    // next() spent over dense's (H200).
     using Raster =
         PersistentTileScheduler<kBlockM, kBlockN, kGroupSize, kClusterSize, kRasterAlongM,
                                 kKind == kDense || kKind == kContiguous>;
@@ -178,8 +196,7 @@ struct GemmScheduler {
     // kWarpAhead: even lanes read the first row's id, odd lanes the last row's, into one register per lane, taken
     // back by shuffles from lanes 0 and 1 when the tile starts. A warp-uniform read went to a uniform register right
     // after the load, so the consumers waited for it there: of the ~860 cycles per tile that contiguous spent over
-    // dense on the same plan, this took ~400 off (dev/fp8_gemm/tile_gap_probe.cu; K = 2048 rows 2.7 % faster,
-    // docs/perf/fp8_grouped.md v20).
+    // dense on the same plan, this takes ~400 off (H200: K = 2048 rows 2.7 % faster).
     static constexpr int32_t kNotRead = -2;  // ids are >= -1
     int32_t ahead_first = kNotRead, ahead_last = kNotRead;  // kWarpAhead: ahead_first is this lane's id, or kNotRead
     bool have_ahead = false;                                // kWarpAhead: ahead_first holds the next tile's ids

@@ -1,5 +1,6 @@
-// wgmma shared-memory matrix descriptors (PTX ISA "Matrix Descriptor Format" for wgmma).
-// K-major tiles with a 128-byte swizzle and one 128-byte swizzle atom along K (FP8: BK = 128 elements).
+// wgmma shared-memory matrix descriptors (PTX ISA "Matrix Descriptor Format" for wgmma), for tiles TMA wrote with a
+// 128-byte swizzle: K-major tiles with one 128-byte swizzle atom along K (FP8: BK = 128 elements, BF16: 64), and
+// MN-major tiles (BF16 only: FP8 wgmma reads K-major operands alone) of 128-byte MN chunks.
 #pragma once
 
 #include <tessera/common.cuh>
@@ -20,6 +21,18 @@ TESSERA_DEVICE uint64_t make_desc_kmajor_sw128(uint32_t smem_addr) {
            (kStrideByteOffset << 32) | (kLayout128BSwizzle << 62);
 }
 
+// Descriptor of an MN-major tile: chunks of 128 bytes along MN (64 BF16 elements), each chunk [K rows][128 B] with its
+// 8-row groups 1024 B apart, the chunks `chunk_bytes` apart (a TMA box of 64 K rows per chunk: 8 KB). 1024-byte
+// aligned, as above. A k16 step is two 8-row groups: advance the start by 2048 B.
+//   bits 16-29  leading byte offset >> 4 = chunk_bytes: from one 128-byte MN chunk to the next
+//   bits 32-45  stride byte offset >> 4 = 1024 B: from one 8-row group of K to the next
+TESSERA_DEVICE uint64_t make_desc_mnmajor_sw128(uint32_t smem_addr, uint32_t chunk_bytes) {
+    constexpr uint64_t kStrideByteOffset = 1024 >> 4;
+    constexpr uint64_t kLayout128BSwizzle = 1;
+    return static_cast<uint64_t>((smem_addr & 0x3ffffu) >> 4) | (static_cast<uint64_t>(chunk_bytes >> 4) << 16) |
+           (kStrideByteOffset << 32) | (kLayout128BSwizzle << 62);
+}
+
 // Advance a descriptor by `bytes` (multiple of 16): the start address field is the low 14 bits and smem addresses
 // are below 2^18, so a plain add never carries out of the field.
 TESSERA_DEVICE uint64_t advance_desc(uint64_t desc, uint32_t bytes) { return desc + (bytes >> 4); }
@@ -28,13 +41,17 @@ TESSERA_DEVICE uint64_t advance_desc(uint64_t desc, uint32_t bytes) { return des
 // apart. A mainloop carries them from k-block to k-block with one add each: ptxas rebuilt them from the
 // shared-memory base every k-block (~20 uniform instructions between the promotion and the next issue), even when
 // written as stage 0's descriptor plus an offset.
-template <uint32_t kABytes, uint32_t kBBytes, int kNumStages>
+// kAChunkBytes / kBChunkBytes > 0: that operand is MN-major, its 128-byte MN chunks that many bytes apart.
+template <uint32_t kABytes, uint32_t kBBytes, int kNumStages, uint32_t kAChunkBytes = 0, uint32_t kBChunkBytes = 0>
 struct StageDescs {
     uint64_t a, b;
+    TESSERA_DEVICE static uint64_t make(uint32_t addr, uint32_t chunk_bytes) {
+        return chunk_bytes > 0 ? make_desc_mnmajor_sw128(addr, chunk_bytes) : make_desc_kmajor_sw128(addr);
+    }
     // a0, b0: shared addresses of stage 0's A and B tiles.
     TESSERA_DEVICE static StageDescs of(uint32_t a0, uint32_t b0, uint32_t stage) {
-        return {advance_desc(make_desc_kmajor_sw128(a0), stage * kABytes),
-                advance_desc(make_desc_kmajor_sw128(b0), stage * kBBytes)};
+        return {advance_desc(make(a0, kAChunkBytes), stage * kABytes),
+                advance_desc(make(b0, kBChunkBytes), stage * kBBytes)};
     }
     // To the next stage (`wrap`: the ring went back to stage 0). Only the start-address field, in the low word,
     // changes: no stage's address carries out of it.

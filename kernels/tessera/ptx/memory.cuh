@@ -85,7 +85,7 @@ TESSERA_DEVICE void red_global_add(float* ptr, float x) {
 
 // Predicated forms (@p st / @p red): a per-thread condition that stays a predicate instead of a branch. A divergent
 // branch in a kernel's tile loop can make ptxas treat the loop's state as non-uniform and keep wgmma descriptors in
-// vector registers (R2UR before every wgmma; see store_rows_direct in sm90/fp8_gemm_epilogue.cuh).
+// vector registers (R2UR before every wgmma; see store_rows_direct in sm90/gemm_epilogue.cuh).
 TESSERA_DEVICE void st_global_b32_if(bool pred, void* ptr, uint32_t x) {
     asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n @p st.global.b32 [%0], %1;\n}" ::"l"(ptr), "r"(x),
                  "r"(static_cast<uint32_t>(pred))

@@ -16,7 +16,7 @@
 // The parts: the plan every constant below derives from (sm90/fp8_gemm_policy.cuh); the tile sequence of every
 // problem kind, dense, m-grouped contiguous / psum / masked and k-grouped (prims/gemm_scheduler.cuh); the ring and
 // its barriers (prims/pipeline.cuh); the consumers' k-block loops (sm90/fp8_gemm_mainloop.cuh); the tile stores and
-// the split-K reduction (sm90/fp8_gemm_epilogue.cuh). This file holds the kernel's parameters, shared memory and the
+// the split-K reduction (sm90/gemm_epilogue.cuh). This file holds the kernel's parameters, shared memory and the
 // two roles.
 //
 // Split-K (kSplitK = S > 1, dense 1D2D decode shapes whose tiles leave SMs idle): a cluster of S CTAs owns one tile;
@@ -56,10 +56,10 @@
 #include <tessera/ptx/memory.cuh>
 #include <tessera/ptx/sync.cuh>
 #include <tessera/ptx/tma.cuh>
-#include <tessera/sm90/fp8_gemm_epilogue.cuh>
 #include <tessera/sm90/fp8_gemm_mainloop.cuh>
 #include <tessera/sm90/fp8_gemm_policy.cuh>
 #include <tessera/sm90/fp8_gemm_scales.cuh>
+#include <tessera/sm90/gemm_epilogue.cuh>
 
 namespace tessera::sm90 {
 
@@ -73,8 +73,11 @@ template <>
 struct DTileSlot<0> {};
 
 template <class Config>
-struct Fp8GemmKernel : Fp8GemmPolicy<Config> {
+struct Fp8GemmKernel : Fp8GemmPolicy<Config>, prims::GemmShape<Config> {
     using Policy = Fp8GemmPolicy<Config>;
+    using prims::GemmShape<Config>::shape_m;
+    using prims::GemmShape<Config>::shape_n;
+    using prims::GemmShape<Config>::shape_k;
     using Policy::kBlockK; using Policy::kBlockM; using Policy::kBlockN; using Policy::kClusterCtas;
     using Policy::kClusterM; using Policy::kClusterN; using Policy::kClusterSize; using Policy::kConsumerLiveRegs;
     using Policy::kDInRing; using Policy::kDTileOwnBytes; using Policy::kEarlyScales; using Policy::kFinalRegs;
@@ -91,7 +94,7 @@ struct Fp8GemmKernel : Fp8GemmPolicy<Config> {
     using typename Policy::Ring;
     using BScales = Fp8GemmBScales<Policy>;
     using Mainloop = Fp8GemmMainloop<Fp8GemmKernel>;
-    using Epilogue = Fp8GemmEpilogue<Fp8GemmKernel>;
+    using Epilogue = GemmEpilogue<Fp8GemmKernel>;
 
     struct BaseParams {
         TmaDescriptor tensor_map_a;    // A e4m3 [M, K] (m-grouped: all rows; masked [G*M_max, K]; k-grouped: unused)
@@ -150,18 +153,6 @@ struct Fp8GemmKernel : Fp8GemmPolicy<Config> {
     // m/n/k at 648/652/656). NVRTC has no offsetof, so the size and alignment stand guard for the layout.
     static_assert(sizeof(BaseParams) == 704 && alignof(BaseParams) == 64, "Params layout is part of the host contract");
 
-    TESSERA_DEVICE static uint32_t shape_m(const Params& p) {
-        if constexpr (Config::kShapeM != kDynamic) return Config::kShapeM;
-        else return p.m;
-    }
-    TESSERA_DEVICE static uint32_t shape_n(const Params& p) {
-        if constexpr (Config::kShapeN != kDynamic) return Config::kShapeN;
-        else return p.n;
-    }
-    TESSERA_DEVICE static uint32_t shape_k(const Params& p) {
-        if constexpr (Config::kShapeK != kDynamic) return Config::kShapeK;
-        else return p.k;
-    }
 
     // ---------------------------------------------------------------------------------------------------------------
     TESSERA_DEVICE static void load(bool multicast, void* dst, const TmaDescriptor& desc, uint32_t bar, int32_t c0,

@@ -115,9 +115,8 @@ struct Fp8GemmMainloop {
     // All waves and N splits of one k-block. `ahead` runs once, after the k-block's last batch is issued and before
     // it is waited for: work for the next k-block (its full-barrier wait, its scales) done there runs while the
     // tensor cores are busy, not between this warpgroup's last wgmma wait and its next issue. That path must fit
-    // in one batch of the other warpgroup (256 cycles at 256x128) or the tensor cores idle; measured on the H200
-    // (dev/fp8_gemm/overlap_probe.cu): the promotion FFMAs alone fit, with the barrier wait and scale loads they do
-    // not.
+    // in one batch of the other warpgroup (256 cycles at 256x128) or the tensor cores idle; measured on the H200:
+    // the promotion FFMAs alone fit, with the barrier wait and scale loads they do not.
     template <int kSplit, int kN, int kFormer, class AfterFirst, class Ahead>
     TESSERA_DEVICE static void mma_and_promote(SharedStorage& smem, uint32_t stage, const Descs& stage_desc,
                                                uint32_t wg, uint32_t lane,

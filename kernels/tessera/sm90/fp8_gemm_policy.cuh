@@ -63,6 +63,9 @@ constexpr int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
 template <class Config>
 struct Fp8GemmPolicy {
     static constexpr bool kIs1D1D = Config::kMode == 1;
+    // The epilogue's view (sm90/gemm_epilogue.cuh): 1D1D writes FP32 and adds into D (C was copied there).
+    static constexpr bool kOutF32 = kIs1D1D;
+    static constexpr bool kReduceAdd = kIs1D1D;
     static constexpr int kBlockM = Config::kBlockM;
     static constexpr int kBlockN = Config::kBlockN;
     static constexpr int kBlockK = Config::kBlockK;
@@ -130,9 +133,9 @@ struct Fp8GemmPolicy {
     // 64 of 192). Serial 1D2D tiles with one N split run that block's wgmma at width kTailN, into a temporary of its
     // own, and promote only its chunks: the columns past N are never stored (TMA clips them), so computing them was
     // tensor and FFMA time lost. Contiguous at N = 4096 (3 % of the work) ran 1.7-2.6 % faster, at N = 7168 (1.7 %)
-    // 1 % (docs/perf/fp8_grouped.md v14). Only where the saving is at least 1 % of the N work: at N = 32768 (0.2 %) the
-    // second loop cost dense 4096x32768x512 2.8 %. Not psum: its loops lost their uniform wgmma descriptors. One-wave
-    // tiles only: masked 256x128 at N = 576 spilled with the tail loop (a sweep of 1086 heuristic picks, v18).
+    // 1 %. Only where the saving is at least 1 % of the N work: at N = 32768 (0.2 %) the second loop cost dense
+    // 4096x32768x512 2.8 %. Not psum: its loops lost their uniform wgmma descriptors. One-wave tiles only: masked
+    // 256x128 at N = 576 spilled with the tail loop (found by the sweep in tests/cpu/test_pick_sweep.cpp).
     static constexpr int kNTail = Config::kShapeN == kDynamic ? 0 : static_cast<int>(Config::kShapeN % kBlockN);
     static constexpr int kTailN =
         kNTail > 0 && !kIs1D1D && kNumNSplits == 1 && kNumWaves == 1 && kKind != prims::kPsum &&
@@ -141,7 +144,7 @@ struct Fp8GemmPolicy {
             : 0;
     // Pipelined mainloop (one wave, one N split): two temporaries, so k-block kb+1's wgmma batch runs while kb's is
     // promoted. With a single temporary the promotion overlaps only the other warpgroup's batch, and only if the
-    // warpgroups take turns and the path from a wait to the next issue is short (docs/perf/fp8_gemm.md v6).
+    // warpgroups take turns and the path from a wait to the next issue is short.
     // Needs the main accumulator, two temporaries and (1D1D) two k-blocks of B scales in the register budget, plus
     // room for the split-K reduction's addressing (64x136 split 8 spilled 8 bytes without it).
     static constexpr bool kPipelined =
@@ -155,13 +158,13 @@ struct Fp8GemmPolicy {
     // the tile's B scales once, at the tile's start, lane l holding k-blocks l, l+32, ... (kSbRegs registers per B
     // scale row), and takes each later k-block's scale from its lane by shuffle; k-blocks 0 and 1 are loaded
     // directly, so no shuffle waits for the tile's loads before the first batches run. No global load is left in the
-    // k-block loop, and no shared memory or barrier protocol is involved (the stage-staged variants were racy or
-    // slower, docs/perf/fp8_gemm.md v7-v8). Longer K (or a runtime K) keeps the global loads two k-blocks ahead.
+    // k-block loop, and no shared memory or barrier protocol is involved (variants staging the scales through shared
+    // memory were racy or slower). Longer K (or a runtime K) keeps the global loads two k-blocks ahead.
     static constexpr int kTileKb =
         Config::kShapeK == kDynamic ? 0 : ceil_div(ceil_div(static_cast<int>(Config::kShapeK), 128), kSplitK);
     // 256-row tiles take the lanes only up to 62 k-blocks (two registers per row, read without a bound test, below):
-    // measured on the H200 (fp8_gemm.md v20), 1.4-1.5 % faster at K = 2048 and 7168, 1.2 % slower at K = 16384 with
-    // four registers and the bound test (v9 had found them 1 % slower before the loop lost its other overheads).
+    // measured on the H200, 1.4-1.5 % faster at K = 2048 and 7168, 1.2 % slower at K = 16384 with four registers and
+    // the bound test.
     static constexpr int kSbRegs = !kIs1D1D && kTileKb > 0 && kTileKb <= (kBlockM < 256 ? 128 : 62)
                                        ? ceil_div(kTileKb, 32)
                                        : 0;
@@ -171,11 +174,11 @@ struct Fp8GemmPolicy {
     // Contiguous consumers load the next tile's B scales into the lanes before this tile's epilogue (the scheduler's
     // lookahead ids name its expert), and take k-blocks 0 and 1 from the lanes too. ptxas keeps a contiguous tile's
     // B scales in uniform registers and moved k-blocks 0 and 1's there right after their loads (R2UR), so the
-    // prologue waited out the loads' latency: ~380-440 cycles against dense's ~115 (tile_gap_probe,
-    // docs/perf/fp8_grouped.md v22). Only the lanes' registers cross the epilogue: with the whole next tile carried
-    // across it, ptxas ran out of uniform registers and moved the mainloop's wgmma descriptors to vector registers.
+    // prologue waited out the loads' latency: ~380-440 cycles against dense's ~115 (H200). Only the lanes' registers
+    // cross the epilogue: with the whole next tile carried across it, ptxas ran out of uniform registers and moved the
+    // mainloop's wgmma descriptors to vector registers.
     // Tiles of up to 16 k-blocks only: on the H200 (128x192 tiles) the K = 2048 suite rows ran 0.6-1.8 % faster in
-    // two A/Bs (fp8_grouped.md v23), K = 3072 and 4096 level, K = 7168 1.0-1.3 % slower.
+    // two A/Bs, K = 3072 and 4096 level, K = 7168 1.0-1.3 % slower.
     static constexpr bool kEarlyScales = kKind == prims::kContiguous && kClusterSize == 1 && kSbRegs > 0 &&
                                          kTileKb <= 16;
 
@@ -192,7 +195,7 @@ struct Fp8GemmPolicy {
     // D staged in halves (kDHalves, BF16 128x256 masked tiles at 1536 < K <= 2048): the epilogue writes and stores
     // the tile's two 128-column halves in turn through half a tile of shared memory, which buys a fourth ring stage
     // (3 x 48 KB + 64 KB of D leaves no room for one; 4 x 48 KB + 32 KB + the barriers fill the 227 KB exactly). The
-    // second half waits for the TMA to have read the first (docs/perf/fp8_grouped.md v26).
+    // second half waits for the TMA to have read the first.
     static constexpr bool kDHalves = fp8_gemm_detail::d_halves<Config>();
     static constexpr int kDTileOwnBytes = kDInRing ? 0 : kDHalves ? kDTileBytes / 2 : kDTileBytes;
     static constexpr int kStoreBoxM = 64;  // one TMA store box per (consumer warpgroup, wave, atom)
@@ -214,7 +217,7 @@ struct Fp8GemmPolicy {
     // warpgroup's batch queues behind the other's, so each promotion overlaps the other warpgroup's wgmma.
     // One-wave tiles (each warpgroup 64 rows of a 128-row tile) take turns only in 1D1D with a ring of >= 4 stages:
     // there the per-column promotion is long enough to gain (H200, 7168x4096x16384 128x152: 981 -> 962 us), while
-    // 1D2D one-wave tiles and 3-stage rings measured 0.5-2 % slower in turns (docs/perf/fp8_gemm.md v7).
+    // 1D2D one-wave tiles and 3-stage rings measured 0.5-2 % slower in turns.
     static constexpr bool kOrderedMath =
         kNumMathWarpgroups == 2 && !kPipelined && (kNumWaves == 2 || (kIs1D1D && kNumStages >= 4));
     static constexpr uint32_t kTurnBarrierBase = 3;
@@ -226,7 +229,7 @@ struct Fp8GemmPolicy {
     static constexpr bool kLateRelease = kNumWaves == 2 || kNumStages >= 4;
     // Masked and psum one-wave tiles of two warpgroups: a warpgroup whose 64 rows all lie past the tile's group end
     // skips its wgmma (consume). Only up to K = 2048: on the H200 masked e192 and e1024 4096x2048 ran 2.0 % and 1.8 %
-    // faster with it (fp8_grouped.md v19); ungated, e192 6144x7168 ran 2.6 % slower (v18).
+    // faster with it; ungated, e192 6144x7168 ran 2.6 % slower.
     static constexpr bool kSkipIdleHalf = (kKind == prims::kMasked || kKind == prims::kPsum) && kNumWaves == 1 &&
                                           kNumMathWarpgroups == 2 && Config::kShapeK != kDynamic &&
                                           Config::kShapeK <= 2048;
@@ -236,21 +239,20 @@ struct Fp8GemmPolicy {
     // scales. When the boundary can fall at 4 or 8 places (gcd(kBlockN, 128) of 32 or 16: 160, 96, 144, ...), choosing
     // per k-block took a chain of compares and branches through the promotion FFMAs (22 % of the stall samples of
     // 4096x576x7168 at 128x144 were at branches); here the choice is made once per tile, for one copy of the k-block
-    // loop per place: 2.6 % faster (docs/perf/fp8_gemm.md v19), and 3.7 % more once mma_issue stopped rebuilding the
-    // descriptors from the stage's address, which ptxas had moved through vector registers in these loops (v20).
-    // Dense serial tiles of one N split and one wave only: the grouped kinds lost their uniform descriptors to extra
-    // loops before, and at a cost (tail-N, v18).
+    // loop per place: 2.6 % faster on the H200, and 3.7 % more with mma_issue not rebuilding the descriptors from the
+    // stage's address (ptxas moved those through vector registers in these loops). Dense serial tiles of one N split
+    // and one wave only: extra loops cost the grouped kinds their uniform descriptors (as the tail-N loop did).
     static constexpr bool kHoistFormer = !kIs1D1D && !kUniformSb && kBlockN % 128 != 0 &&
                                          (kSbStep == 2 || kSbStep == 4) && !kPipelined && kNumNSplits == 1 &&
                                          kNumWaves == 1 && kSplitK == 1 && kKind == prims::kDense;
     // The serial loop unrolled over one pass of the ring, from stage 0: kNumStages copies of the k-block, each at a
     // constant stage. Only where the copies stay few and short (the hoisted 128x144 loops are 8 copies already), and
     // 1D2D dense, contiguous, and psum/masked 128x256 past K = 2048: the 1D1D kernels (per-column B scales) and the
-    // psum and masked 128x192 kernels spilled with it; contiguous takes
-    // it with its consumers at 240 registers (kWideConsumers; 1.3 % faster, fp8_grouped.md v18), psum and masked
-    // 128x256 too (psum 1.4-4 % faster at K = 3072-7168, masked e1024 at K = 7168 1.7 %, v25). Tiles of more than
-    // two passes: with the three loops around a tile of one pass (K = 512) ptxas unrolled the whole tile and moved
-    // its wgmma descriptors through vector registers (30-35 R2UR per loop); such tiles take kOnePassTiles instead.
+    // psum and masked 128x192 kernels spilled with it; contiguous takes it with its consumers at 240 registers
+    // (kWideConsumers; 1.3 % faster), psum and masked 128x256 too (psum 1.4-4 % faster at K = 3072-7168, masked e1024
+    // at K = 7168 1.7 %). Tiles of more than two passes: with the three loops around a tile of one pass (K = 512) ptxas
+    // unrolled the whole tile and moved its wgmma descriptors through vector registers (30-35 R2UR per loop); such
+    // tiles take kOnePassTiles instead.
     static constexpr bool kUnrollStages = kNumStages <= 4 && !kHoistFormer && !kIs1D1D &&
                                           (kKind == prims::kDense || kKind == prims::kContiguous ||
                                            (wide_grouped_unroll() && kNumNSplits == 2)) &&
@@ -259,7 +261,7 @@ struct Fp8GemmPolicy {
     // kTileKb k-blocks (dense without split: num_k_blocks is ceil(kShapeK / 128) of the compile-time K, and cluster
     // zero tiles pass the same count through the ring), so each starts and ends at stage 0 and the whole tile is one
     // unrolled pass, with no loop and each k-block's descriptors folded from the constant stage. 4096x32768x512
-    // 3.8 % faster, 1x32768x512 2 % (fp8_gemm.md v21).
+    // 3.8 % faster, 1x32768x512 2 %.
     static constexpr bool kOnePassTiles = kNumStages <= 4 && !kHoistFormer && !kIs1D1D && !kSplit &&
                                           !kPipelined && kKind == prims::kDense && kTileKb == kNumStages;
 

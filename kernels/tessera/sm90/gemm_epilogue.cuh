@@ -1,7 +1,13 @@
-// Tile epilogues of the FP8 GEMM kernel (sm90/fp8_gemm.cuh), for K = Fp8GemmKernel<Config>: the swizzled-tile TMA
-// store, the row-clipped direct store of grouped tiles, the exact zeros of contiguous padding rows, and the split-K
-// reduction through distributed shared memory. Every function runs in the consumer warpgroups, on the main
-// accumulator acc[wave][kBlockN/2] in the wgmma m64 fragment layout.
+// Tile epilogues of the SM90 GEMM kernels (sm90/fp8_gemm.cuh, sm90/bf16_gemm.cuh), for K = the kernel: the
+// swizzled-tile TMA store (or reduce-add), the row-clipped direct store of grouped tiles, the exact zeros of contiguous
+// padding rows, and the split-K reduction through distributed shared memory. Every function runs in the consumer
+// warpgroups, on the FP32 accumulator acc[wave][kBlockN/2] in the wgmma m64 fragment layout.
+//
+// What K provides: Params (tensor_map_d, d, ld_d, grouped_layout), SharedStorage with d_tile_addr / d_free_barrier,
+// OutTile, shape_m / shape_n, and the plan's constants below: kOutF32 (D is FP32, else BF16), kReduceAdd (tiles are
+// added into D, else stored), kBlockM, kBlockN, kNumWaves, kWaveRows, kFinalRegs, kSplitK, kNumMathThreads,
+// kNumMathWarpgroups, kEpilogueBarrierBase, kClusterSize, kKind, kDInRing (with kDInRingBarrier), kDHalves,
+// kNumNSplits.
 #pragma once
 
 #include <tessera/common.cuh>
@@ -13,11 +19,12 @@
 namespace tessera::sm90 {
 
 template <class K>
-struct Fp8GemmEpilogue {
+struct GemmEpilogue {
     using Params = typename K::Params;
     using SharedStorage = typename K::SharedStorage;
     using OutTile = typename K::OutTile;
-    static constexpr bool kIs1D1D = K::kIs1D1D;
+    static constexpr bool kOutF32 = K::kOutF32;
+    static constexpr bool kReduceAdd = K::kReduceAdd;
     static constexpr int kBlockM = K::kBlockM;
     static constexpr int kBlockN = K::kBlockN;
     static constexpr int kNumWaves = K::kNumWaves;
@@ -72,7 +79,8 @@ struct Fp8GemmEpilogue {
                     // descriptors through vector registers (masked 128x144: 16 R2UR per k-block, ~10 % slower).
                     const bool ok = row_ok && col < n;
                     const float x = acc[w][c * 4 + 2 * h], y = acc[w][c * 4 + 2 * h + 1];
-                    if constexpr (kIs1D1D) {
+                    static_assert(kOutF32 == kReduceAdd, "direct row stores: BF16 stored or FP32 reduce-added");
+                    if constexpr (kReduceAdd) {
                         ptx::red_global_add_v2_if(ok, static_cast<float*>(p.d) + row_offset + col, x, y);
                     } else {
                         ptx::st_global_b32_if(ok, static_cast<uint16_t*>(p.d) + row_offset + col,
@@ -85,13 +93,13 @@ struct Fp8GemmEpilogue {
     // Masked BF16 128-row tiles whose rows stop early go through store_tile too: staged in shared memory as a whole
     // tile is, then each thread of the warpgroup copies 16-byte pieces of the valid rows to global memory, kBlockN / 16
     // stores per thread in whole 128-byte lines. store_rows_direct issues kBlockN / 2 four-byte stores per thread from
-    // registers, and in the probe (dev/fp8_gemm/tile_gap_probe.cu, masked e192) such a tile's epilogue took 2835
-    // cycles against 2312 staged, and the next tile started 1013 cycles later against 851 (docs/perf/fp8_grouped.md
-    // v21). The 64-row decode tiles (e20) ran 0.2-0.5 % slower staged and keep the direct stores. Psum tiles in two N
-    // halves (128x256) take the staged path: with the direct stores they spilled 16 bytes at K = 2048 and 4096. Whole
-    // psum tiles keep the direct stores: staged, the 128x192 kernels spilled 68-80 bytes.
+    // registers, and on the H200 (masked e192) such a tile's epilogue took 2835 cycles against 2312 staged, and the
+    // next tile started 1013 cycles later against 851. The 64-row decode tiles (e20) ran 0.2-0.5 % slower staged and
+    // keep the direct stores. Psum tiles in two N halves (128x256) take the staged path: with the direct stores they
+    // spilled 16 bytes at K = 2048 and 4096. Whole psum tiles keep the direct stores: staged, the 128x192 kernels
+    // spilled 68-80 bytes.
     static constexpr bool kStagedRows =
-        !kIs1D1D && !K::kDInRing && K::kNumMathWarpgroups == 2 &&
+        !kOutF32 && !kReduceAdd && !K::kDInRing && K::kNumMathWarpgroups == 2 &&
         (K::kKind == prims::kMasked || (K::kKind == prims::kPsum && K::kNumNSplits == 2));
 
     // kDHalves: the shared tile holds one N half of D at a time (columns [half * kHalfCols, + kHalfCols) of the tile,
@@ -100,7 +108,7 @@ struct Fp8GemmEpilogue {
     static constexpr int kHalfCols = kBlockN / kHalves;
     static constexpr int kHalfChunks = kHalfCols / 8;
     static constexpr int kHalfAtoms = OutTile::kNumAtoms / kHalves;
-    static_assert(!K::kDHalves || (!kIs1D1D && !K::kDInRing && kSplitK == 1 && OutTile::kNumAtoms % 2 == 0),
+    static_assert(!K::kDHalves || (!kOutF32 && !kReduceAdd && !K::kDInRing && kSplitK == 1 && OutTile::kNumAtoms % 2 == 0),
                   "D in halves: BF16 tiles of whole atoms per half, staged in their own shared memory");
 
     TESSERA_DEVICE static void copy_valid_rows(const Params& p, uint32_t tile_addr, const prims::GemmTile& tile,
@@ -122,13 +130,13 @@ struct Fp8GemmEpilogue {
         }
     }
 
-    // The TMA boxes of a BF16 tile are issued by one lane of warp 0 (kOneLaneIssue) rather than by a loop over lanes:
-    // in the probe a dense 128x192 tile's barrier-to-issued step fell from ~400 to ~150 cycles (32768x4096x2048
-    // 378 -> 364 us; docs/perf/fp8_gemm.md v24). Not for 1D1D, whose k-grouped scheduler lost its uniform registers
-    // to the shuffles (5-12 % slower), nor masked (the K = 2048 kernel spilled), nor psum (its K = 4096 k-block loop
-    // moved the wgmma descriptors through vector registers).
+    // The TMA boxes of a stored tile are issued by one lane of warp 0 (kOneLaneIssue) rather than by a loop over lanes:
+    // on the H200 a dense FP8 128x192 tile's barrier-to-issued step fell from ~400 to ~150 cycles (32768x4096x2048
+    // 378 -> 364 us). Not for reduce-adds, where the FP8 k-grouped scheduler lost its uniform registers to the
+    // shuffles (5-12 % slower), nor masked (the K = 2048 kernel spilled), nor psum (its K = 4096 k-block loop moved the wgmma
+    // descriptors through vector registers).
     static constexpr bool kOneLaneIssue =
-        !kIs1D1D && (K::kKind == prims::kDense || K::kKind == prims::kContiguous);
+        !kReduceAdd && (K::kKind == prims::kDense || K::kKind == prims::kContiguous);
 
     TESSERA_DEVICE static void store_tile(const Params& p, SharedStorage& smem, const float (&acc)[kNumWaves][kFinalRegs],
                                           const prims::GemmTile& tile, uint32_t wg, uint32_t warp, uint32_t lane) {
@@ -150,7 +158,7 @@ struct Fp8GemmEpilogue {
             for (int w = 0; w < kNumWaves; ++w) {
                 const uint32_t row_base = w * kWaveRows + wg * 64;
                 const float* slice = acc[w] + half * kHalfChunks * 4;
-                if constexpr (kIs1D1D) OutTile::template write_f32<kHalfChunks>(tile_addr, slice, row_base, warp, lane);
+                if constexpr (kOutF32) OutTile::template write_f32<kHalfChunks>(tile_addr, slice, row_base, warp, lane);
                 else OutTile::template write_bf16<kHalfChunks>(tile_addr, slice, row_base, warp, lane);
             }
             ptx::fence_proxy_async();  // generic smem writes -> visible to the TMA (async proxy) reads
@@ -182,7 +190,7 @@ struct Fp8GemmEpilogue {
                     const int32_t c0 = static_cast<int32_t>(tile.coord.n_block * kBlockN + half * kHalfCols +
                                                             atom * OutTile::kAtomCols);
                     const int32_t c1 = static_cast<int32_t>(tile.d_row + row_base);
-                    if constexpr (kIs1D1D) ptx::tma_reduce_add_2d(p.tensor_map_d, src, c0, c1);
+                    if constexpr (kReduceAdd) ptx::tma_reduce_add_2d(p.tensor_map_d, src, c0, c1);
                     else ptx::tma_store_2d(p.tensor_map_d, src, c0, c1);
                 }
                 ptx::bulk_commit_group();
@@ -212,6 +220,7 @@ struct Fp8GemmEpilogue {
     TESSERA_DEVICE static void reduce_split_k(const Params& p, SharedStorage& smem,
                                               const float (&acc)[kNumWaves][kFinalRegs], const prims::GemmTile& tile,
                                               uint32_t wg, uint32_t warp, uint32_t lane) {
+        static_assert(!kOutF32 && !kReduceAdd, "split-K: BF16 tiles, stored");
         constexpr int kChunks = kBlockN / 8;
         const uint32_t thread = wg * 128 + warp * 32 + lane;
         const uint32_t buffer = K::d_tile_addr(smem);

@@ -1,0 +1,78 @@
+"""BF16 GEMMs (DeepGEMM's bf16_gemm_{nt,nn,tn,tt}) on SM90: D = C + A·Bᵀ with FP32 accumulation.
+
+A [M, K] and B [N, K] are BF16, each K-major or MN-major: the kernel reads either layout through its TMA maps, so
+the nn / tn / tt variants pass transposed views, never copies. d is BF16 or FP32; c, when given, has d's shape and
+dtype and is added (c may be d itself). The public names route here once the kernel has passed its GPU tests; until
+then they raise NotImplementedError (tessera/_pending.py) and these functions are the ones the tests call.
+"""
+import torch
+
+from . import _C
+from ._C import InvalidArgument, TypeMismatch
+
+_OUT_DTYPES = (torch.bfloat16, torch.float32)
+
+
+def _check(op, name, t, dtypes, ndim=2):
+    if not isinstance(t, torch.Tensor):
+        raise TypeMismatch(f"{op}: argument '{name}': expected a torch.Tensor, got {type(t).__name__}")
+    if t.dtype not in dtypes:
+        names = " or ".join(str(x).replace("torch.", "") for x in dtypes)
+        raise TypeMismatch(f"{op}: argument '{name}': expected dtype {names}, got {str(t.dtype).replace('torch.', '')}")
+    if t.dim() != ndim:
+        raise InvalidArgument(f"{op}: argument '{name}': expected {ndim} dimensions, got shape {tuple(t.shape)}")
+
+
+def _bf16_gemm(op, a, b, d, c):
+    """a [M, K], b [N, K] (any majors), d [M, N]: d = c + a @ b.T."""
+    _check(op, "a", a, (torch.bfloat16,))
+    _check(op, "b", b, (torch.bfloat16,))
+    _check(op, "d", d, _OUT_DTYPES)
+    m, k = a.shape
+    if b.shape[1] != k:
+        raise InvalidArgument(f"{op}: argument 'b': expected K = {k} (from a), got shape {tuple(b.shape)}")
+    if tuple(d.shape) != (m, b.shape[0]):
+        raise InvalidArgument(f"{op}: argument 'd': expected shape {(m, b.shape[0])}, got {tuple(d.shape)}")
+    accumulate = c is not None
+    if accumulate:
+        _check(op, "c", c, (d.dtype,))
+        if tuple(c.shape) != tuple(d.shape):
+            raise InvalidArgument(f"{op}: argument 'c': expected shape {tuple(d.shape)} (that of d), got "
+                                  f"{tuple(c.shape)}")
+        if c.data_ptr() == d.data_ptr():
+            if c.stride() != d.stride():
+                raise InvalidArgument(f"{op}: argument 'c': shares storage with d but has strides {c.stride()}, "
+                                      f"d {d.stride()}")
+        else:
+            d.copy_(c)
+    if d.numel() == 0:
+        return
+    if k == 0:  # an empty product: D = C, or zeros
+        if not accumulate:
+            d.zero_()
+        return
+    _C.bf16_gemm_nt(a, b, d, accumulate)
+
+
+def _bf16_gemm_nt(a, b, d, c=None, compiled_dims="nk"):
+    """a [M, K], b [N, K]."""
+    _bf16_gemm("bf16_gemm_nt", a, b, d, c)
+
+
+def _bf16_gemm_nn(a, b, d, c=None, compiled_dims="nk"):
+    """a [M, K], b given as [K, N]."""
+    _check("bf16_gemm_nn", "b", b, (torch.bfloat16,))
+    _bf16_gemm("bf16_gemm_nn", a, b.T, d, c)
+
+
+def _bf16_gemm_tn(a, b, d, c=None, compiled_dims="mn"):
+    """a given as [K, M], b as [K, N]."""
+    _check("bf16_gemm_tn", "a", a, (torch.bfloat16,))
+    _check("bf16_gemm_tn", "b", b, (torch.bfloat16,))
+    _bf16_gemm("bf16_gemm_tn", a.T, b.T, d, c)
+
+
+def _bf16_gemm_tt(a, b, d, c=None, compiled_dims="mn"):
+    """a given as [K, M], b as [N, K]."""
+    _check("bf16_gemm_tt", "a", a, (torch.bfloat16,))
+    _bf16_gemm("bf16_gemm_tt", a.T, b, d, c)

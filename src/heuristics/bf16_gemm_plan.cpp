@@ -1,0 +1,83 @@
+#include "heuristics/bf16_gemm_plan.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "heuristics/fp8_gemm_plan.hpp"
+#include "tessera/error.hpp"
+
+namespace tessera::heuristics {
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Relative cost of one tile's k-block: the wgmma work (m64nN k16 instructions take time in proportion to N, with a
+// fixed issue cost per instruction; a 64-row tile runs one consumer warpgroup, which keeps the SM's tensor cores
+// less busy than two) against the bytes the stage brings from L2, whichever bounds it.
+double tile_cost_per_k_block(int block_m, int block_n) {
+    const double math = static_cast<double>(block_m) * (block_n + 24) * (block_m == 64 ? 1.6 : 1.0);
+    const double load = 80.0 * (block_m + block_n);
+    return std::max(math, load) + 1024.0;
+}
+
+}  // namespace
+
+int bf16_gemm_smem_bytes(int block_m, int block_n, int stages, bool out_f32) {
+    const int d_tile = block_m * block_n * (out_f32 ? 4 : 2);
+    return 1024 + (d_tile + 1023) / 1024 * 1024 + stages * (block_m + block_n) * kBf16BlockK * 2;
+}
+
+std::string Bf16GemmConfig::describe() const {
+    return "block " + std::to_string(block_m) + "x" + std::to_string(block_n) + "x" + std::to_string(kBf16BlockK) +
+           ", " + std::to_string(num_stages) + " stages, " + std::to_string(num_sms) + " CTAs, group " +
+           std::to_string(group_size) + ", smem " + std::to_string(smem_bytes);
+}
+
+Bf16GemmConfig choose_bf16_gemm_config(const Bf16GemmProblem& p) {
+    TESSERA_CHECK(p.m > 0 && p.n > 0 && p.k > 0 && p.num_sms > 0 && p.num_groups > 0,
+                  "BF16 GEMM planning: expected positive m, n, k, SM and group counts, got m=", p.m, " n=", p.n,
+                  " k=", p.k, " sms=", p.num_sms, " groups=", p.num_groups);
+    const int n_step = p.block_n_multiple > 1 ? std::lcm(16, p.block_n_multiple) : 16;
+    const double kb = static_cast<double>(ceil_div(p.k, kBf16BlockK));
+    // Bytes every plan must move at least once, in the same units: a floor under memory-bound shapes.
+    const double out_bytes = p.out_f32 ? 4.0 : 2.0;
+    const double floor = 0.0105 * 2.0 *
+                         static_cast<double>(p.m * p.k * p.num_groups + p.n * p.k * p.num_groups +
+                                             out_bytes / 2.0 * p.m * p.n * p.num_groups);
+    Bf16GemmConfig best;
+    double best_cost = std::numeric_limits<double>::max();
+    for (int block_m : {64, 128}) {
+        if (p.block_m > 0 && block_m != p.block_m) continue;
+        for (int block_n = n_step; block_n <= 256; block_n += n_step) {
+            if (p.mn_major_b && block_n % 64 != 0) continue;  // MN-major B arrives in 64-column boxes
+            int stages = 0;
+            for (int s = 8; s >= 3 && stages == 0; --s)
+                if (bf16_gemm_smem_bytes(block_m, block_n, s, p.out_f32) <= p.max_smem_bytes) stages = s;
+            if (stages == 0) continue;
+            const std::int64_t tiles = ceil_div(p.m, block_m) * ceil_div(p.n, block_n) * p.num_groups;
+            const double waves = static_cast<double>(ceil_div(tiles, p.num_sms));
+            const double per_k_block = tile_cost_per_k_block(block_m, block_n);
+            const double cost = std::max(waves * kb * per_k_block, floor) * (stages < 4 ? 1.03 : 1.0);
+            const bool larger = block_m * block_n > best.block_m * best.block_n;
+            if (cost < best_cost * 0.999 || (cost <= best_cost * 1.001 && larger)) {
+                best_cost = std::min(best_cost, cost);
+                best.block_m = block_m;
+                best.block_n = block_n;
+                best.num_stages = stages;
+            }
+        }
+    }
+    TESSERA_CHECK(best_cost < std::numeric_limits<double>::max(), "BF16 GEMM planning: no tile fits for m=", p.m,
+                  " n=", p.n, " k=", p.k, p.block_n_multiple > 1 ? " with block N a multiple of lcm(16, " : "",
+                  p.block_n_multiple > 1 ? std::to_string(p.block_n_multiple) + ") by set_block_size_multiple_of" : "");
+    best.num_sms = p.num_sms;
+    best.smem_bytes = bf16_gemm_smem_bytes(best.block_m, best.block_n, best.num_stages, p.out_f32);
+    // Raster groups of 8 or 16 m-blocks (as the FP8 plans): a wave then touches few blocks of A and of B.
+    best.group_size = ceil_div(p.m, best.block_m) >= 16 ? 16 : 8;
+    fp8_gemm_store_layout(p.out_f32 ? Fp8GemmMode::k1D1D : Fp8GemmMode::k1D2D, best.block_n, &best.swizzle_d_bytes,
+                          &best.store_box_n);
+    return best;
+}
+
+}  // namespace tessera::heuristics

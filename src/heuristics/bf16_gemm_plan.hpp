@@ -1,0 +1,42 @@
+// Pure heuristics of the SM90 BF16 GEMM (kernels/tessera/sm90/bf16_gemm.cuh): which tile and how many stages for a
+// shape. No CUDA, no state: (problem, device facts) -> config, so CPU tests check the choices and legality rules.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tessera::heuristics {
+
+struct Bf16GemmProblem {
+    std::int64_t m = 0, n = 0, k = 0;
+    bool mn_major_a = false, mn_major_b = false;  // operand layouts in memory (K-major otherwise)
+    bool out_f32 = false;                         // D FP32 (else BF16)
+    bool accumulate = false;                      // D += A·B (the tile is reduce-added into D)
+    int num_sms = 132;                            // persistent grid
+    int max_smem_bytes = 232448;                  // the device's opt-in limit per block
+    int num_groups = 1;   // m-grouped: m is the (expected) rows of one group, tiles are counted num_groups times
+    int block_m = 0;      // > 0: the layout fixes BLOCK_M (contiguous: the segment alignment)
+    int block_n_multiple = 1;  // set_block_size_multiple_of: > 1 makes block N a multiple of lcm(16, this)
+};
+
+struct Bf16GemmConfig {
+    int block_m = 128, block_n = 128;
+    int num_stages = 4;
+    int num_sms = 132;  // CTAs in the persistent grid
+    int group_size = 8;
+    int smem_bytes = 0;
+    int swizzle_d_bytes = 0;  // the D store swizzle the kernel will use (mirrors prims/store_layout.cuh)
+    int store_box_n = 0;
+    int num_threads() const { return 128 * (block_m / 64 + 1); }
+    std::string describe() const;
+};
+
+constexpr int kBf16BlockK = 64;  // K elements per stage: one 128-byte swizzle row of BF16
+
+// Dynamic shared memory of the kernel (the kernel static_asserts the same formula): the barriers' 1 KB, the D tile,
+// the A and B stages.
+int bf16_gemm_smem_bytes(int block_m, int block_n, int stages, bool out_f32);
+
+Bf16GemmConfig choose_bf16_gemm_config(const Bf16GemmProblem& p);
+
+}  // namespace tessera::heuristics

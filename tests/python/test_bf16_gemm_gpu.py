@@ -1,0 +1,123 @@
+"""BF16 GEMM on the GPU: DeepGEMM's dense test shapes in all four layouts, BF16 and FP32 output, with and without
+C, plus odd shapes, against a float64 reference; outputs poisoned (NaN) first, inputs fresh; bad inputs raise with
+nothing written. The kernel is reached through tessera.bf16_gemm's functions (the public names route there once
+these pass on the H200)."""
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU")]
+
+import tessera  # noqa: E402
+from tessera import bf16_gemm as g  # noqa: E402
+from tessera.testing import calc_diff  # noqa: E402
+
+NK = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
+LAYOUTS = {"nt": g._bf16_gemm_nt, "nn": g._bf16_gemm_nn, "tn": g._bf16_gemm_tn, "tt": g._bf16_gemm_tt}
+
+
+def operands(m, n, k, layout):
+    """(a, b) as the layout's function takes them, and the [M, K], [N, K] values they hold."""
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    a_arg = a.T.contiguous() if layout[0] == "t" else a   # tn, tt: a given as [K, M]
+    b_arg = b.T.contiguous() if layout[1] == "n" else b   # nn, tn: b given as [K, N]
+    return a_arg, b_arg, a, b
+
+
+def check(m, n, k, layout="nt", out=torch.bfloat16, with_c=False, c_is_d=False, bound=1e-5):
+    a_arg, b_arg, a, b = operands(m, n, k, layout)
+    ref = a.double() @ b.double().T
+    c = None
+    if with_c:
+        c = torch.randn(m, n, device="cuda", dtype=out) * 32
+        ref = ref + c.double()
+    d = torch.full((m, n), float("nan"), device="cuda", dtype=out)
+    if c_is_d:
+        d.copy_(c)
+        c = d
+    LAYOUTS[layout](a_arg, b_arg, d, c=c)
+    assert not torch.isnan(d).any(), "unwritten or NaN outputs"
+    diff = calc_diff(d, ref)
+    assert diff < bound, f"calc_diff {diff} for {m}x{n}x{k} {layout} out={out} c={with_c}"
+
+
+@pytest.mark.parametrize("m", [1, 128, 4096])
+@pytest.mark.parametrize("n,k", NK)
+def test_deepgemm_forward_shapes(m, n, k):
+    check(m, n, k)
+    check(m, n, k, with_c=True, c_is_d=True)  # BF16 accumulation into d
+
+
+@pytest.mark.parametrize("n,k", NK + [(256, 7168)])
+def test_deepgemm_backward_shapes(n, k):
+    check(4096, k, n, layout="nn")                                             # dgrad: B MN-major
+    check(n, 4096, k, layout="tn", out=torch.float32, with_c=True, c_is_d=True)  # wgrad into FP32
+    check(n, 4096, k, layout="tn")                                             # wgrad into BF16
+
+
+def test_fp32_output_without_c():
+    check(4096, 256, 7168, out=torch.float32)
+    check(128, 4096, 7168, layout="tt", out=torch.float32)
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("m,n,k", [(1, 64, 64), (7, 72, 136), (65, 200, 1000), (129, 392, 2056), (300, 8, 8),
+                                   (1000, 1000, 2000), (4097, 136, 128)])
+def test_odd_shapes_every_layout(layout, m, n, k):
+    # MN-major operands need M (N) % 8 == 0; K-major ones K % 8 == 0.
+    if (layout[0] == "t" and m % 8) or (layout[1] == "n" and n % 8):
+        pytest.skip("MN-major rows need 16-byte strides")
+    check(m, n, k, layout=layout)
+    check(m, n, k, layout=layout, out=torch.float32, with_c=True)
+
+
+def test_c_distinct_from_d_is_added_and_left_alone():
+    a, b = torch.randn(256, 512, device="cuda", dtype=torch.bfloat16), torch.randn(384, 512, device="cuda",
+                                                                                    dtype=torch.bfloat16)
+    c = torch.randn(256, 384, device="cuda", dtype=torch.float32)
+    c_before = c.clone()
+    d = torch.full_like(c, float("nan"))
+    g._bf16_gemm_nt(a, b, d, c=c)
+    assert torch.equal(c, c_before)
+    assert calc_diff(d, a.double() @ b.double().T + c.double()) < 1e-5
+
+
+def test_empty_k_gives_c_or_zeros():
+    a, b = torch.empty(64, 0, device="cuda", dtype=torch.bfloat16), torch.empty(32, 0, device="cuda",
+                                                                                 dtype=torch.bfloat16)
+    d = torch.full((64, 32), float("nan"), device="cuda", dtype=torch.bfloat16)
+    g._bf16_gemm_nt(a, b, d)
+    assert torch.equal(d, torch.zeros_like(d))
+    c = torch.randn_like(d)
+    g._bf16_gemm_nt(a, b, d, c=c)
+    assert torch.equal(d, c)
+
+
+def test_bad_inputs_raise_before_launch():
+    a = torch.randn(128, 256, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(64, 256, device="cuda", dtype=torch.bfloat16)
+    d = torch.full((128, 64), 7.0, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(TypeError, match="argument 'a': expected dtype bfloat16, got float32"):
+        g._bf16_gemm_nt(a.float(), b, d)
+    with pytest.raises(TypeError, match="argument 'd': expected dtype bfloat16 or float32, got float16"):
+        g._bf16_gemm_nt(a, b, d.half())
+    with pytest.raises(ValueError, match="argument 'b': expected K = 256"):
+        g._bf16_gemm_nt(a, b[:, :128], d)
+    with pytest.raises(ValueError, match=r"argument 'd': expected shape \(128, 64\)"):
+        g._bf16_gemm_nt(a, b, d[:, :32])
+    with pytest.raises(TypeError, match="argument 'c': expected dtype bfloat16"):
+        g._bf16_gemm_nt(a, b, d, c=d.float())
+    with pytest.raises(ValueError, match="expected K-major .* or MN-major"):
+        g._bf16_gemm_nt(a[:, ::2], b[:, ::2], d)
+    with pytest.raises(ValueError, match="row stride of a multiple of 16 bytes"):
+        g._bf16_gemm_nt(a[:, :100], b[:, :100], d)
+    with pytest.raises(RuntimeError):  # every argument error is also a RuntimeError, as DeepGEMM's are
+        g._bf16_gemm_nt(a, b, d[:, :32])
+    assert bool((d == 7.0).all()), "a rejected call wrote d"
+
+
+def test_plan_reports_every_layout():
+    dev = torch.cuda.current_device()
+    for mn_a, mn_b in ((False, False), (False, True), (True, False), (True, True)):
+        text = tessera._C.bf16_gemm_config(4096, 4096, 7168, mn_a, mn_b, False, False, dev)
+        assert text.startswith("block ") and "stages" in text, text
