@@ -1,0 +1,61 @@
+"""The BF16 suite: DeepGEMM's dense BF16 test shapes (tests/test_bf16.py): forward at M = 1, 128, 4096 with BF16 D,
+the FP32-output rows, and the backward layouts at M = 4096 (dgrad with B MN-major, wgrad with both MN-major into FP32
+with C = D). tessera, DeepGEMM's function of the same layout, and cuBLAS (torch.matmul) on the same tensors."""
+from rows import OURS, PEER, Row, Suite
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+NK = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
+FP32_NK = [(256, 7168), (129280, 7168)]
+
+
+def randn(*shape):
+    return torch.randn(*shape, device="cuda", dtype=torch.bfloat16)
+
+
+def ours(ctx, layout):
+    # The kernel's functions until the public bf16_gemm_* names route to them (tessera/_pending.py).
+    return getattr(ctx.tessera.bf16_gemm, f"_bf16_gemm_{layout}")
+
+
+def row(ctx, label, shape, layout, a_arg, b_arg, d, c, bucket, anchor):
+    m, n, k = shape["m"], shape["n"], shape["k"]
+    calls = {OURS: lambda: ours(ctx, layout)(a_arg, b_arg, d, c=c)}
+    if ctx.peer is not None:
+        calls[PEER] = lambda: getattr(ctx.peer, f"bf16_gemm_{layout}")(a_arg, b_arg, d, c=c)
+    out_bytes = d.element_size()
+    return Row(label, shape, flops=2 * m * n * k,
+               nbytes=2 * (m * k + n * k) + out_bytes * m * n * (2 if c is not None else 1),
+               calls=calls, baselines={"cublas": anchor}, bucket=bucket)
+
+
+def bf16_dense(ctx):
+    pairs = NK[::3] if ctx.quick else NK
+    for m in (1, 128, 4096):
+        for n, k in pairs:
+            a, b = randn(m, k), randn(n, k)
+            d = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+            yield row(ctx, f"nt {m}x{n}x{k}", dict(layout="nt", m=m, n=n, k=k), "nt", a, b, d, None, f"M={m}",
+                      lambda: torch.matmul(a, b.t()))
+    for n, k in FP32_NK[:1] if ctx.quick else FP32_NK:
+        a, b = randn(4096, k), randn(n, k)
+        d = torch.empty(4096, n, device="cuda", dtype=torch.float32)
+        yield row(ctx, f"nt fp32 4096x{n}x{k}", dict(layout="nt", m=4096, n=n, k=k, out="fp32"), "nt", a, b, d, None,
+                  "FP32 out", lambda: torch.matmul(a, b.t()))
+    for n, k in pairs:
+        # dgrad: dX [4096, K] = dY [4096, N] · W [N, K], W being B given K-rows first: DeepGEMM's nn layout.
+        dy, w = randn(4096, n), randn(n, k)
+        d = torch.empty(4096, k, device="cuda", dtype=torch.bfloat16)
+        yield row(ctx, f"nn dgrad 4096x{k}x{n}", dict(layout="nn", m=4096, n=k, k=n), "nn", dy, w, d, None, "dgrad",
+                  lambda: torch.matmul(dy, w))
+        # wgrad: dW [N, K] += dYᵀ [N, 4096] · X [4096, K], both given K-rows first: DeepGEMM's tn layout, FP32 C = D.
+        x = randn(4096, k)
+        dw = torch.zeros(n, k, device="cuda", dtype=torch.float32)
+        yield row(ctx, f"tn wgrad {n}x{k}x4096", dict(layout="tn", m=n, n=k, k=4096, out="fp32"), "tn", dy, x, dw, dw,
+                  "wgrad", lambda: torch.matmul(dy.t(), x))
+
+
+SUITES = [Suite("bf16-dense", bf16_dense)]
