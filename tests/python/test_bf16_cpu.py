@@ -1,0 +1,59 @@
+"""tessera.bf16_gemm's argument checks, which run before the kernel is reached (CPU tensors suffice): dtypes, shapes,
+c against d, the layouts' transposes, and the C++ op's refusal of host memory."""
+import pytest
+
+torch = pytest.importorskip("torch")
+import tessera  # noqa: E402
+from tessera import bf16_gemm as g  # noqa: E402
+
+
+def bf16(*shape):
+    return torch.zeros(*shape, dtype=torch.bfloat16)
+
+
+def test_dtypes_are_named():
+    with pytest.raises(tessera.TypeMismatch, match="bf16_gemm_nt: argument 'a': expected dtype bfloat16, got float32"):
+        g._bf16_gemm_nt(torch.zeros(4, 8), bf16(4, 8), bf16(4, 4))
+    with pytest.raises(tessera.TypeMismatch, match="argument 'd': expected dtype bfloat16 or float32, got float16"):
+        g._bf16_gemm_nt(bf16(4, 8), bf16(4, 8), torch.zeros(4, 4, dtype=torch.float16))
+    with pytest.raises(tessera.TypeMismatch, match="argument 'c': expected dtype float32"):
+        g._bf16_gemm_nt(bf16(4, 8), bf16(4, 8), torch.zeros(4, 4), c=bf16(4, 4))
+    with pytest.raises(tessera.TypeMismatch, match="argument 'b': expected a torch.Tensor, got tuple"):
+        g._bf16_gemm_nt(bf16(4, 8), (bf16(4, 8), None), bf16(4, 4))
+
+
+def test_shapes_are_named():
+    with pytest.raises(tessera.InvalidArgument, match=r"argument 'b': expected K = 8 \(from a\), got shape \(4, 6\)"):
+        g._bf16_gemm_nt(bf16(4, 8), bf16(4, 6), bf16(4, 4))
+    with pytest.raises(tessera.InvalidArgument, match=r"argument 'd': expected shape \(4, 5\), got \(4, 4\)"):
+        g._bf16_gemm_nt(bf16(4, 8), bf16(5, 8), bf16(4, 4))
+    with pytest.raises(tessera.InvalidArgument, match=r"argument 'c': expected shape \(4, 4\)"):
+        g._bf16_gemm_nt(bf16(4, 8), bf16(4, 8), bf16(4, 4), c=bf16(4, 5))
+    with pytest.raises(tessera.InvalidArgument, match="argument 'a': expected 2 dimensions"):
+        g._bf16_gemm_nt(bf16(2, 4, 8), bf16(4, 8), bf16(4, 4))
+
+
+@pytest.mark.parametrize("fn,a,b", [("_bf16_gemm_nn", (4, 8), (8, 5)), ("_bf16_gemm_tn", (8, 4), (8, 5)),
+                                    ("_bf16_gemm_tt", (8, 4), (5, 8))])
+def test_layouts_take_transposed_operands(fn, a, b):
+    # The shapes each layout takes reach the C++ op (which then refuses host memory, naming a), and the wrong
+    # orientation is refused in Python first.
+    with pytest.raises(tessera.InvalidArgument, match="bf16_gemm_nt: argument 'a': expected a CUDA tensor"):
+        getattr(g, fn)(bf16(*a), bf16(*b), bf16(4, 5))
+    with pytest.raises(tessera.InvalidArgument, match="expected K = 8"):
+        getattr(g, fn)(bf16(*a), bf16(*b[::-1]) if b[0] != b[1] else bf16(3, 3), bf16(4, 5))
+
+
+def test_empty_products_need_no_gpu():
+    d = torch.full((4, 3), 7.0, dtype=torch.bfloat16)
+    g._bf16_gemm_nt(bf16(4, 0), bf16(3, 0), d)
+    assert torch.equal(d, torch.zeros_like(d))
+    c = torch.ones(4, 3, dtype=torch.bfloat16)
+    g._bf16_gemm_nt(bf16(4, 0), bf16(3, 0), d, c=c)
+    assert torch.equal(d, c)
+    g._bf16_gemm_nt(bf16(0, 8), bf16(3, 8), bf16(0, 3))  # M = 0: nothing to do
+
+
+def test_public_names_stay_pending_until_the_kernel_has_run_on_a_gpu():
+    with pytest.raises(NotImplementedError, match="tessera.bf16_gemm_nt: not implemented yet"):
+        tessera.bf16_gemm_nt(bf16(4, 8), bf16(4, 8), bf16(4, 4))
