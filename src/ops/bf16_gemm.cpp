@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "ops/bf16_gemm_specs.hpp"
@@ -40,9 +41,9 @@ std::vector<jit::KernelSpec> bf16_catalog_specs(int num_sms) {
     std::vector<jit::KernelSpec> specs;
     const std::int64_t nk[][2] = {{2112, 7168}, {576, 7168}, {24576, 1536}, {32768, 512},
                                   {7168, 16384}, {4096, 7168}, {7168, 2048}};
-    const auto add = [&](heuristics::Bf16GemmProblem p) {
+    const auto add = [&](heuristics::Bf16GemmProblem p, GemmKind kind = GemmKind::kDense) {
         p.num_sms = num_sms;
-        const jit::KernelSpec spec = make_bf16_gemm_spec(heuristics::choose_bf16_gemm_config(p), p, GemmKind::kDense);
+        const jit::KernelSpec spec = make_bf16_gemm_spec(heuristics::choose_bf16_gemm_config(p), p, kind);
         if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
     };
     for (auto [n, k] : nk) {
@@ -55,6 +56,24 @@ std::vector<jit::KernelSpec> bf16_catalog_specs(int num_sms) {
         add({n, 4096, k, true, true});                            // wgrad into BF16
     }
     add({4096, 256, 7168, false, false, true});                   // FP32 out
+    // m-grouped (the kernel's kinds; the host ops route to them next): contiguous with B K- or MN-major at the
+    // 128-row alignment, psum and masked (expected rows per group), over DeepGEMM's grouped (N, K).
+    const std::int64_t grouped_nk[][2] = {{6144, 7168}, {7168, 3072}, {4096, 4096}, {4096, 2048}};
+    for (auto [n, k] : grouped_nk) {
+        for (bool mn_b : {false, true}) {
+            heuristics::Bf16GemmProblem p{32768, n, k, false, mn_b};
+            p.block_m = 128;
+            add(p, GemmKind::kContiguous);
+            heuristics::Bf16GemmProblem psum{4096, n, k, false, mn_b};
+            psum.num_groups = 8;
+            add(psum, GemmKind::kPsum);
+        }
+        for (auto [groups, expected] : {std::pair<int, int>{32, 192}, {6, 1024}, {32, 20}}) {
+            heuristics::Bf16GemmProblem p{expected, n, k};
+            p.num_groups = groups;
+            add(p, GemmKind::kMasked);
+        }
+    }
     return specs;
 }
 

@@ -12,8 +12,9 @@ namespace tessera::ops {
 jit::KernelSpec make_bf16_gemm_spec(const heuristics::Bf16GemmConfig& c, const heuristics::Bf16GemmProblem& p,
                                     GemmKind kind);
 
-// The dense problems of DeepGEMM's BF16 test (M = 1, 128, 4096 over its (N, K) pairs; each layout; BF16 and FP32
-// D; with and without accumulation) as planned for `num_sms` SMs: the kernels the compile checks build.
+// The problems of DeepGEMM's BF16 test as planned for `num_sms` SMs, the kernels the compile checks build: dense
+// (M = 1, 128, 4096 over its (N, K) pairs; each layout; BF16 and FP32 D; with and without accumulation) and m-grouped
+// (contiguous, psum, masked).
 std::vector<jit::KernelSpec> bf16_catalog_specs(int num_sms);
 
 }  // namespace tessera::ops

@@ -176,21 +176,26 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
 
     // One thread. Walks the same tile sequence as the consumers and fills the ring.
     TESSERA_DEVICE static void produce(const Params& p, SharedStorage& smem) {
-        const uint32_t n = shape_n(p);
+        const uint32_t n = shape_n(p), k = shape_k(p);
         Scheduler scheduler(scheduler_args(p), blockIdx.x, Config::kNumSMs);
         Ring ring;
         prims::GemmTile tile;
         while (scheduler.next(tile)) {
             const int32_t a_row = static_cast<int32_t>(tile.a_row);
-            const int32_t b_row =
-                static_cast<int32_t>((kMGrouped ? tile.group * n : 0u) + tile.coord.n_block * kBlockN);
+            // m-grouped B holds the groups one after another: K-major [G*N][K] (the group's rows start at g*N), or
+            // MN-major [G*K][N] (its K rows start at g*K; the host requires K % 64 == 0, so no k-block crosses into
+            // the next group).
+            const uint32_t group = kMGrouped ? tile.group : 0u;
+            const int32_t b_row = static_cast<int32_t>((kTransB ? 0u : group * n) + tile.coord.n_block * kBlockN);
+            const int32_t b_k0 = static_cast<int32_t>(kTransB ? group * k : 0u);
 #pragma unroll 1
             for (uint32_t kb = 0; kb < tile.num_k_blocks; ++kb) {
                 const int32_t k0 = static_cast<int32_t>(kb * kBlockK);
                 prims::produce_stage(ring, smem.full_barriers, smem.empty_barriers, tile.loads, kTxBytes,
                                      [&](uint32_t s, uint32_t full) {
                                          load_operand<kBlockM, kTransA>(smem.a[s], p.tensor_map_a, full, k0, a_row);
-                                         load_operand<kBlockN, kTransB>(smem.b[s], p.tensor_map_b, full, k0, b_row);
+                                         load_operand<kBlockN, kTransB>(smem.b[s], p.tensor_map_b, full, b_k0 + k0,
+                                                                        b_row);
                                      });
             }
         }
