@@ -16,6 +16,18 @@ namespace tessera {
 // (BF16 d) or % 4 (FP32 d). Throws InvalidArgument / TypeMismatch before anything is launched.
 void bf16_gemm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d, bool accumulate, Stream stream);
 
+// m-grouped BF16 GEMMs (MoE), the layouts of the FP8 ones: d [M, N] BF16 with rows r = a [M, K] rows r times b[g]ᵀ,
+// b [G, N, K] K-major or MN-major (each group packed: the transpose of a row-major [G, K, N]); K % 64 == 0.
+// Contiguous: grouped_layout int32 [M], the group of each row (-1: a padding row, written as zeros), or with
+// use_psum_layout int32 [G], each group's end row (groups start at the next get_mk_alignment_for_contiguous_layout()
+// row; expected_m, rows per group, guides the plan). Masked: a [G, M_max, K], d [G, M_max, N], masked_m int32 [G] on
+// the device (rows past masked_m[g] are not written), expected_m > 0 guides the plan.
+void m_grouped_bf16_gemm_nt_contiguous(const TensorRef& a, const TensorRef& b, const TensorRef& d,
+                                       const TensorRef& grouped_layout, bool use_psum_layout, std::int64_t expected_m,
+                                       Stream stream);
+void m_grouped_bf16_gemm_nt_masked(const TensorRef& a, const TensorRef& b, const TensorRef& d,
+                                   const TensorRef& masked_m, std::int64_t expected_m, Stream stream);
+
 // The plan bf16_gemm_nt makes for a problem on `device` ("block 128x256x64, 4 stages, ..."); compiles its kernel.
 std::string bf16_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, bool mn_major_a, bool mn_major_b,
                              bool out_f32, bool accumulate, int device);

@@ -567,6 +567,30 @@ NB_MODULE(_C, m) {
             bf16_gemm_nt(ra, rb, rd, accumulate, s);
         },
         nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("accumulate"), nb::arg("stream") = nb::none());
+    m.def(
+        "m_grouped_bf16_gemm_nt_contiguous",
+        [](nb::handle a, nb::handle b, nb::handle d, nb::handle grouped_layout, bool use_psum_layout,
+           std::int64_t expected_m, std::optional<std::uintptr_t> stream) {
+            const TensorRef ra = to_ref(a, "a"), rb = to_ref(b, "b"), rd = to_ref(d, "d"),
+                            rl = to_ref(grouped_layout, "grouped_layout");
+            const Stream s = stream_for(ra, stream);
+            nb::gil_scoped_release release;
+            m_grouped_bf16_gemm_nt_contiguous(ra, rb, rd, rl, use_psum_layout, expected_m, s);
+        },
+        nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("grouped_layout"), nb::arg("use_psum_layout"),
+        nb::arg("expected_m"), nb::arg("stream") = nb::none());
+    m.def(
+        "m_grouped_bf16_gemm_nt_masked",
+        [](nb::handle a, nb::handle b, nb::handle d, nb::handle masked_m, std::int64_t expected_m,
+           std::optional<std::uintptr_t> stream) {
+            const TensorRef ra = to_ref(a, "a"), rb = to_ref(b, "b"), rd = to_ref(d, "d"),
+                            rm = to_ref(masked_m, "masked_m");
+            const Stream s = stream_for(ra, stream);
+            nb::gil_scoped_release release;
+            m_grouped_bf16_gemm_nt_masked(ra, rb, rd, rm, expected_m, s);
+        },
+        nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("masked_m"), nb::arg("expected_m"),
+        nb::arg("stream") = nb::none());
     m.def("bf16_gemm_config", &bf16_gemm_config, nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::arg("mn_major_a"),
           nb::arg("mn_major_b"), nb::arg("out_f32"), nb::arg("accumulate"), nb::arg("device"));
 

@@ -76,3 +76,36 @@ def _bf16_gemm_tt(a, b, d, c=None, compiled_dims="mn"):
     """a given as [K, M], b as [N, K]."""
     _check("bf16_gemm_tt", "a", a, (torch.bfloat16,))
     _bf16_gemm("bf16_gemm_tt", a.T, b, d, c)
+
+
+def _m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, compiled_dims="nk", use_psum_layout=False,
+                                       ensure_zero_padding=True, expected_m_for_psum_layout=None):
+    """a [M, K], b [G, N, K] (K- or MN-major), d [M, N] BF16; grouped_layout int32: the group of each row (-1:
+    padding, written as zeros), or with use_psum_layout each group's end row. (ensure_zero_padding: padding rows are
+    always zeros here.)"""
+    op = "m_grouped_bf16_gemm_nt_contiguous"
+    _check(op, "a", a, (torch.bfloat16,))
+    _check(op, "b", b, (torch.bfloat16,), ndim=3)
+    _check(op, "d", d, (torch.bfloat16,))
+    if expected_m_for_psum_layout is not None and not use_psum_layout:
+        raise InvalidArgument(f"{op}: argument 'expected_m_for_psum_layout': only with use_psum_layout=True, got "
+                              f"{expected_m_for_psum_layout}")
+    _C.m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, bool(use_psum_layout),
+                                         int(expected_m_for_psum_layout or 0))
+
+
+def _m_grouped_bf16_gemm_nn_contiguous(a, b, d, grouped_layout, compiled_dims="nk", use_psum_layout=False,
+                                       ensure_zero_padding=True, expected_m_for_psum_layout=None):
+    """b given as [G, K, N]."""
+    _check("m_grouped_bf16_gemm_nn_contiguous", "b", b, (torch.bfloat16,), ndim=3)
+    _m_grouped_bf16_gemm_nt_contiguous(a, b.mT, d, grouped_layout, compiled_dims, use_psum_layout,
+                                       ensure_zero_padding, expected_m_for_psum_layout)
+
+
+def _m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, compiled_dims="nk"):
+    """a [G, M_max, K], b [G, N, K], d [G, M_max, N] BF16; rows from masked_m[g] on are not written."""
+    op = "m_grouped_bf16_gemm_nt_masked"
+    _check(op, "a", a, (torch.bfloat16,), ndim=3)
+    _check(op, "b", b, (torch.bfloat16,), ndim=3)
+    _check(op, "d", d, (torch.bfloat16,), ndim=3)
+    _C.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, int(expected_m))

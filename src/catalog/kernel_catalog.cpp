@@ -7,7 +7,7 @@
 #include <tuple>
 #include <utility>
 
-#include "ops/bf16_gemm_specs.hpp"
+#include "ops/bf16_gemm_common.hpp"
 #include "ops/fp8_gemm_specs.hpp"
 #include "ops/layout_specs.hpp"
 #include "tessera/error.hpp"

@@ -11,6 +11,7 @@
 #include "tessera/error.hpp"
 #include "tessera/layout.hpp"
 #include "tessera/options.hpp"
+#include "tessera/runtime.hpp"
 
 namespace tessera::ops {
 
@@ -53,8 +54,9 @@ runtime::TmaDesc2d map_2d(const void* base, CUtensorMapDataType type, int bytes,
 
 CUtensorMap d_store_map(const TensorRef& d, int box_n, int swizzle_bytes) {
     const bool f32 = d.dtype == DType::kFloat32;
+    const std::int64_t rows = d.ndim == 3 ? d.size(0) * d.size(1) : d.size(0);  // groups packed one after another
     return runtime::encode_tma_2d(map_2d(d.data, f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-                                         f32 ? 4 : 2, d.size(1), d.size(0), d.stride(0), box_n, 64,
+                                         f32 ? 4 : 2, d.size(-1), rows, d.stride(-2), box_n, 64,
                                          static_cast<runtime::TmaSwizzle>(swizzle_bytes)));
 }
 
@@ -288,6 +290,16 @@ const Fp8Plan& fp8_plan(const Fp8PlanKey& asked, const char* op) {
     last_key = key;
     last_plan = &stored;
     return stored;
+}
+
+int contiguous_block_m(const char* op) {
+    const int alignment = get_mk_alignment_for_contiguous_layout();
+    const int block_m = alignment % 128 == 0 ? 128 : alignment % 64 == 0 ? 64 : 0;
+    if (block_m == 0)
+        throw Unsupported(detail::str_cat(op, ": the per-row expert layout needs segments aligned to a multiple of 64 "
+                                          "rows (get_mk_alignment_for_contiguous_layout() = ", alignment,
+                                          "); use 64, 128 or the psum layout"));
+    return block_m;
 }
 
 int plan_num_sms(int device) {

@@ -70,7 +70,8 @@ runtime::TmaDesc2d map_2d(const void* base, CUtensorMapDataType type, int bytes,
                           std::int64_t outer, std::int64_t stride_elems, int box_inner, int box_outer,
                           runtime::TmaSwizzle swizzle);
 
-// The D map of a GEMM's tile stores: [M rows][N] BF16 or FP32 (d's dtype), boxes of box_n columns by 64 rows.
+// The D map of a GEMM's tile stores: [M rows][N] BF16 or FP32 (d's dtype), boxes of box_n columns by 64 rows; a
+// 3-D d [G, M, N] (groups packed) is mapped as [G*M rows][N].
 CUtensorMap d_store_map(const TensorRef& d, int box_n, int swizzle_bytes);
 
 // The parameter fields every GEMM kernel shares (its Params mirror has them under these names).
@@ -80,7 +81,7 @@ void set_gemm_dims(P& params, std::int64_t m, std::int64_t n, std::int64_t k, co
     params.n = static_cast<std::uint32_t>(n);
     params.k = static_cast<std::uint32_t>(k);
     params.d = d.data;
-    params.ld_d = static_cast<std::uint32_t>(d.stride(0));
+    params.ld_d = static_cast<std::uint32_t>(d.stride(-2));
     params.num_groups = 1;
 }
 
@@ -123,6 +124,11 @@ heuristics::Fp8GemmConfig choose_buildable_config(heuristics::Fp8GemmProblem& pr
 jit::KernelSpec fp8_spec(const Fp8PlanKey& key, const heuristics::Fp8GemmConfig& c);
 // The heuristic's problem for a key (shared by fp8_plan and the ahead-of-time suites).
 heuristics::Fp8GemmProblem fp8_problem(const Fp8PlanKey& key, int max_smem_bytes);
+
+// The per-row expert layout of the m-grouped contiguous GEMMs: a tile takes its expert from its first row, so tiles
+// must not straddle segments: BLOCK_M divides get_mk_alignment_for_contiguous_layout() (128 or 64). Throws
+// Unsupported naming `op` otherwise.
+int contiguous_block_m(const char* op);
 
 // The SMs a plan for `device` may use: set_num_sms's value (at most the device's count), else all of them. Reads
 // no driver state, unlike get_num_sms(), which asks the driver for the calling thread's current device.

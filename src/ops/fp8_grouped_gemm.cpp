@@ -56,14 +56,6 @@ void check_grouped_sfb(const char* op, const TensorRef& sfb, std::int64_t groups
                   "] (per 128x128 block of each group's B), got ", ops::shape_string(sfb));
 }
 
-void check_int32_vector(const char* op, const char* name, const TensorRef& t, std::int64_t numel,
-                        const char* what) {
-    ops::check_dtype({op, name}, t, {DType::kInt32});
-    TESSERA_CHECK(t.is_contiguous() && t.numel() == numel, op, ": argument '", name, "': expected a contiguous int32 ",
-                  "tensor of ", numel, " elements (", what, "), got shape ", ops::shape_string(t), " strides ",
-                  ops::strides_string(t));
-}
-
 void check_n_k(const char* op, std::int64_t n, std::int64_t k) {
     ops::check_tma_k({op, "a"}, k);
     ops::check_tma_n({op, "d"}, n, 8);
@@ -88,17 +80,6 @@ void encode_b_and_d(ops::Fp8GemmParams& params, const heuristics::Fp8GemmConfig&
 runtime::TmaDesc2d sfa_map(const TensorRef& sfa, std::int64_t mn, std::int64_t outer, int box) {
     return ops::map_2d(sfa.data, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, align_up(mn, 4), outer, align_up(mn, 4), box, 1,
                        TmaSwizzle::kNone);
-}
-
-// Per-row ids: a tile takes its expert from its first row, so tiles must not straddle segments: BLOCK_M | alignment.
-int contiguous_block_m(const char* op) {
-    const int alignment = get_mk_alignment_for_contiguous_layout();
-    const int block_m = alignment % 128 == 0 ? 128 : alignment % 64 == 0 ? 64 : 0;
-    if (block_m == 0)
-        throw Unsupported(detail::str_cat(op, ": the per-row expert layout needs segments aligned to a multiple of 64 "
-                                          "rows (get_mk_alignment_for_contiguous_layout() = ", alignment,
-                                          "); use 64, 128 or the psum layout"));
-    return block_m;
 }
 
 // Plan keys. Per-row ids: one problem of M_total rows with BLOCK_M fixed by the alignment. Psum and masked: G
@@ -195,7 +176,7 @@ Fp8GemmStatus m_grouped_fp8_gemm_nt_contiguous(const TensorRef& a, const TensorR
     TESSERA_CHECK(d.size(0) == m && d.size(1) == n, kOp, ": argument 'd': expected shape [", m, ", ", n, "], got ",
                   ops::shape_string(d));
     TESSERA_CHECK(groups > 0, kOp, ": argument 'b': expected at least one group, got shape ", ops::shape_string(b));
-    check_int32_vector(kOp, "grouped_layout", grouped_layout, use_psum_layout ? groups : m,
+    ops::check_int32_vector(kOp, "grouped_layout", grouped_layout, use_psum_layout ? groups : m,
                        use_psum_layout ? "the end row of each group" : "the expert of each row of a");
     const std::int64_t sf_k = ceil_div(k, 128);
     ops::check_dtype({kOp, "sfa"}, sfa, {DType::kFloat32});
@@ -208,7 +189,7 @@ Fp8GemmStatus m_grouped_fp8_gemm_nt_contiguous(const TensorRef& a, const TensorR
     ops::check_tma_operand({kOp, "a"}, a);
     ops::check_tma_operand({kOp, "d"}, d);
     const int alignment = get_mk_alignment_for_contiguous_layout();
-    const int block_m = use_psum_layout ? 0 : contiguous_block_m(kOp);
+    const int block_m = use_psum_layout ? 0 : ops::contiguous_block_m(kOp);
     if (!ops::sf_mn_major_aligned(sfa, m, sf_k)) return Fp8GemmStatus::kNeedsSfaLayout;
     if (!sfb.is_contiguous()) return Fp8GemmStatus::kNeedsSfbLayout;
 
@@ -248,7 +229,7 @@ Fp8GemmStatus m_grouped_fp8_gemm_nt_masked(const TensorRef& a, const TensorRef& 
                   groups, ", ", m_max, ", ", n, "], got ", ops::shape_string(d));
     TESSERA_CHECK(groups > 0 && m_max > 0, kOp, ": argument 'a': expected G > 0 and M_max > 0, got shape ",
                   ops::shape_string(a));
-    check_int32_vector(kOp, "masked_m", masked_m, groups, "the valid rows of each group");
+    ops::check_int32_vector(kOp, "masked_m", masked_m, groups, "the valid rows of each group");
     TESSERA_CHECK(expected_m > 0, kOp, ": argument 'expected_m': expected > 0 (rows per group, a hint), got ",
                   expected_m);
     const std::int64_t sf_k = ceil_div(k, 128);
@@ -311,7 +292,7 @@ Fp8GemmStatus k_grouped_fp8_gemm_nt_contiguous(const TensorRef& a, const TensorR
                       ks[g], " for group ", g);
         sum_k += ks[g];
     }
-    check_int32_vector(kOp, "grouped_layout", grouped_layout, groups, "the K of each group");
+    ops::check_int32_vector(kOp, "grouped_layout", grouped_layout, groups, "the K of each group");
     for (auto [name, t, rows] : {std::tuple<const char*, const TensorRef*, std::int64_t>{"a", &a, m}, {"b", &b, n}}) {
         TESSERA_CHECK(t->is_contiguous() && t->numel() == rows * sum_k, kOp, ": argument '", name,
                       "': expected a contiguous tensor of ", rows, " x sum(ks) = ", rows * sum_k, " elements, got shape ",
@@ -386,7 +367,7 @@ std::string fp8_grouped_gemm_config(Fp8GroupedKind kind, std::int64_t m, std::in
     ops::Fp8PlanKey key{};
     switch (kind) {
     case Fp8GroupedKind::kContiguous:
-        key = contiguous_key(m, n, k, groups, false, expected_m, contiguous_block_m(op), num_sms, device);
+        key = contiguous_key(m, n, k, groups, false, expected_m, ops::contiguous_block_m(op), num_sms, device);
         break;
     case Fp8GroupedKind::kPsum: key = contiguous_key(m, n, k, groups, true, expected_m, 0, num_sms, device); break;
     case Fp8GroupedKind::kMasked:

@@ -86,4 +86,11 @@ GemmShape check_nt_shapes(const char* op, const TensorRef& a, const TensorRef& b
     return {m, n, k};
 }
 
+void check_int32_vector(const char* op, const char* name, const TensorRef& t, std::int64_t numel, const char* what) {
+    check_dtype({op, name}, t, {DType::kInt32});
+    TESSERA_CHECK(t.is_contiguous() && t.numel() == numel, op, ": argument '", name, "': expected a contiguous int32 ",
+                  "tensor of ", numel, " elements (", what, "), got shape ", shape_string(t), " strides ",
+                  strides_string(t));
+}
+
 }  // namespace tessera::ops

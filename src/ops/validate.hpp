@@ -26,6 +26,9 @@ void check_same_device(Arg arg, const TensorRef& t, const TensorRef& reference, 
 void check_contiguous(Arg arg, const TensorRef& t);
 void check_size(Arg arg, const TensorRef& t, int dim, std::int64_t expected);
 
+// A contiguous int32 tensor of `numel` elements (`what` says what they are, for the message).
+void check_int32_vector(const char* op, const char* name, const TensorRef& t, std::int64_t numel, const char* what);
+
 // The shapes of D = A·Bᵀ: a [M, K], b [N, K], d [M, N] (2-D each, checked before). Returns M, N, K.
 struct GemmShape {
     std::int64_t m, n, k;

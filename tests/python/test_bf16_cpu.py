@@ -57,3 +57,19 @@ def test_empty_products_need_no_gpu():
 def test_public_names_stay_pending_until_the_kernel_has_run_on_a_gpu():
     with pytest.raises(NotImplementedError, match="tessera.bf16_gemm_nt: not implemented yet"):
         tessera.bf16_gemm_nt(bf16(4, 8), bf16(4, 8), bf16(4, 4))
+
+
+def test_grouped_arguments_are_checked_before_the_kernel():
+    a, b, d = bf16(256, 128), bf16(2, 64, 128), bf16(256, 64)
+    layout = torch.zeros(256, dtype=torch.int32)
+    with pytest.raises(tessera.TypeMismatch, match="argument 'b': expected dtype bfloat16"):
+        g._m_grouped_bf16_gemm_nt_contiguous(a, b.float(), d, layout)
+    with pytest.raises(tessera.InvalidArgument, match="argument 'b': expected 3 dimensions"):
+        g._m_grouped_bf16_gemm_nt_contiguous(a, b[0], d, layout)
+    with pytest.raises(tessera.InvalidArgument, match="expected_m_for_psum_layout': only with use_psum_layout"):
+        g._m_grouped_bf16_gemm_nt_contiguous(a, b, d, layout, expected_m_for_psum_layout=128)
+    with pytest.raises(tessera.InvalidArgument, match="m_grouped_bf16_gemm_nt_contiguous: argument 'a': expected a "
+                                                      "CUDA tensor"):
+        g._m_grouped_bf16_gemm_nt_contiguous(a, b, d, layout)
+    with pytest.raises(tessera.InvalidArgument, match="argument 'a': expected 3 dimensions"):
+        g._m_grouped_bf16_gemm_nt_masked(a, b, d, layout[:2], 64)

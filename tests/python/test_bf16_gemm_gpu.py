@@ -121,3 +121,80 @@ def test_plan_reports_every_layout():
     for mn_a, mn_b in ((False, False), (False, True), (True, False), (True, True)):
         text = tessera._C.bf16_gemm_config(4096, 4096, 7168, mn_a, mn_b, False, False, dev)
         assert text.startswith("block ") and "stages" in text, text
+
+
+# ---- m-grouped ------------------------------------------------------------------------------------------------------
+
+def grouped_b(groups, n, k, mn_major):
+    """(b as the nt function takes it, b as the nn function takes it or None, values [G, N, K])."""
+    b = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16)
+    if mn_major:
+        b_kn = b.mT.contiguous()  # [G, K, N], what the nn variant takes
+        return b_kn.mT, b_kn, b
+    return b, None, b
+
+
+@pytest.mark.parametrize("mn_b", [False, True])
+@pytest.mark.parametrize("rows,n,k", [([100, 0, 256, 37], 512, 1024), ([128, 128], 384, 128), ([1, 300, 129], 1024, 2048)])
+def test_contiguous_per_row_ids(rows, n, k, mn_b):
+    groups, align = len(rows), 128
+    seg = [(r + align - 1) // align * align for r in rows]
+    m = sum(seg)
+    layout = torch.full((m,), -1, dtype=torch.int32)
+    start = 0
+    for g, (r, s) in enumerate(zip(rows, seg)):
+        layout[start:start + r] = g
+        start += s
+    layout = layout.cuda()
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b_nt, b_nn, b = grouped_b(groups, n, k, mn_b)
+    d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    if mn_b:
+        g._m_grouped_bf16_gemm_nn_contiguous(a, b_nn, d, layout)
+    else:
+        g._m_grouped_bf16_gemm_nt_contiguous(a, b_nt, d, layout)
+    ref = torch.zeros(m, n, device="cuda", dtype=torch.float64)
+    valid = layout >= 0
+    for grp in range(groups):
+        rows_g = layout == grp
+        ref[rows_g] = a[rows_g].double() @ b[grp].double().T
+    assert not torch.isnan(d).any(), "unwritten rows"
+    assert torch.equal(d[~valid], torch.zeros_like(d[~valid])), "padding rows must be exact zeros"
+    if valid.any():
+        assert calc_diff(d[valid], ref[valid]) < 1e-5
+
+
+@pytest.mark.parametrize("mn_b", [False, True])
+def test_contiguous_psum_layout(mn_b):
+    rows, n, k, align = [200, 0, 77, 512], 768, 1024, 128
+    ends, start = [], 0
+    for r in rows:
+        ends.append(start + r)
+        start = (start + r + align - 1) // align * align
+    m = start
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b_nt, b_nn, b = grouped_b(len(rows), n, k, mn_b)
+    d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    layout = torch.tensor(ends, device="cuda", dtype=torch.int32)
+    fn = g._m_grouped_bf16_gemm_nn_contiguous if mn_b else g._m_grouped_bf16_gemm_nt_contiguous
+    fn(a, b_nn if mn_b else b_nt, d, layout, use_psum_layout=True, expected_m_for_psum_layout=200)
+    begin = 0
+    for grp, end in enumerate(ends):
+        if end > begin:
+            assert calc_diff(d[begin:end], a[begin:end].double() @ b[grp].double().T) < 1e-5
+        begin = (end + align - 1) // align * align
+
+
+@pytest.mark.parametrize("groups,m_max,n,k,expected", [(4, 256, 512, 1024, 100), (6, 4096, 1024, 2048, 20),
+                                                       (3, 200, 384, 128, 150)])
+def test_masked_rows_past_masked_m_untouched(groups, m_max, n, k, expected):
+    a = torch.randn(groups, m_max, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16)
+    counts = [min(m_max, max(0, int(expected * f))) for f in (0.0, 1.3, 0.7, 1.0, 1.1, 0.9)[:groups]]
+    masked_m = torch.tensor(counts, device="cuda", dtype=torch.int32)
+    d = torch.full((groups, m_max, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    g._m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected)
+    for grp, c in enumerate(counts):
+        assert torch.isnan(d[grp, c:]).all(), f"group {grp}: rows past masked_m written"
+        if c:
+            assert calc_diff(d[grp, :c], a[grp, :c].double() @ b[grp].double().T) < 1e-5

@@ -1,0 +1,166 @@
+#include "ops/bf16_gemm_common.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+
+#include "ops/validate.hpp"
+#include "runtime/device.hpp"
+#include "runtime/tensor_map.hpp"
+#include "tessera/error.hpp"
+#include "tessera/options.hpp"
+
+namespace tessera::ops {
+namespace {
+
+struct Bf16PlanKeyHash {
+    std::size_t operator()(const Bf16PlanKey& k) const noexcept {
+        std::size_t h = static_cast<std::size_t>(k.m) * 0x9e3779b97f4a7c15ULL;
+        h ^= static_cast<std::size_t>(k.n) * 0xbf58476d1ce4e5b9ULL + (h << 6);
+        h ^= static_cast<std::size_t>(k.k) * 0x94d049bb133111ebULL + (h >> 2);
+        const std::size_t flags = (k.mn_major_a ? 1u : 0u) | (k.mn_major_b ? 2u : 0u) | (k.out_f32 ? 4u : 0u) |
+                                  (k.accumulate ? 8u : 0u) | (static_cast<std::size_t>(k.kind) << 4);
+        return h ^ flags ^ (static_cast<std::size_t>(k.num_sms) << 8) ^ (static_cast<std::size_t>(k.device) << 20) ^
+               (static_cast<std::size_t>(k.block_n_multiple) << 32) ^ (static_cast<std::size_t>(k.num_groups) << 40) ^
+               (static_cast<std::size_t>(k.block_m) << 52);
+    }
+};
+
+}  // namespace
+
+jit::KernelSpec make_bf16_gemm_spec(const heuristics::Bf16GemmConfig& c, const heuristics::Bf16GemmProblem& p,
+                                    GemmKind kind) {
+    jit::KernelSpec spec(jit::Family::kBf16Gemm);
+    spec.set("kBlockM", c.block_m)
+        .set("kBlockN", c.block_n)
+        .set("kNumStages", c.num_stages)
+        .set("kNumSMs", c.num_sms)
+        .set("kShapeM", 0)
+        .set("kShapeN", p.n)
+        .set("kShapeK", p.k)
+        .set("kGroupSize", c.group_size)
+        .set("kGemmKind", static_cast<int>(kind))
+        .set("kMajorA", p.mn_major_a ? 1 : 0)
+        .set("kMajorB", p.mn_major_b ? 1 : 0)
+        .set("kOutF32", p.out_f32 ? 1 : 0)
+        .set("kAccumulate", p.accumulate ? 1 : 0);
+    return spec;
+}
+
+std::vector<jit::KernelSpec> bf16_catalog_specs(int num_sms) {
+    std::vector<jit::KernelSpec> specs;
+    const std::int64_t nk[][2] = {{2112, 7168}, {576, 7168}, {24576, 1536}, {32768, 512},
+                                  {7168, 16384}, {4096, 7168}, {7168, 2048}};
+    const auto add = [&](heuristics::Bf16GemmProblem p, GemmKind kind = GemmKind::kDense) {
+        p.num_sms = num_sms;
+        const jit::KernelSpec spec = make_bf16_gemm_spec(heuristics::choose_bf16_gemm_config(p), p, kind);
+        if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
+    };
+    for (auto [n, k] : nk) {
+        for (std::int64_t m : {1, 128, 4096}) {
+            add({m, n, k});                                       // forward, BF16 out
+            add({m, n, k, false, false, false, true});            // forward, BF16 out, C = D accumulated
+        }
+        add({4096, k, n, false, true});                           // dgrad: B MN-major
+        add({n, 4096, k, true, true, true, true});                // wgrad: both MN-major, FP32 D += A·B
+        add({n, 4096, k, true, true});                            // wgrad into BF16
+    }
+    add({4096, 256, 7168, false, false, true});                   // FP32 out
+    // m-grouped (the kernel's kinds; the host ops route to them next): contiguous with B K- or MN-major at the
+    // 128-row alignment, psum and masked (expected rows per group), over DeepGEMM's grouped (N, K).
+    const std::int64_t grouped_nk[][2] = {{6144, 7168}, {7168, 3072}, {4096, 4096}, {4096, 2048}};
+    for (auto [n, k] : grouped_nk) {
+        for (bool mn_b : {false, true}) {
+            heuristics::Bf16GemmProblem p{32768, n, k, false, mn_b};
+            p.block_m = 128;
+            add(p, GemmKind::kContiguous);
+            heuristics::Bf16GemmProblem psum{4096, n, k, false, mn_b};
+            psum.num_groups = 8;
+            add(psum, GemmKind::kPsum);
+        }
+        for (auto [groups, expected] : {std::pair<int, int>{32, 192}, {6, 1024}, {32, 20}}) {
+            heuristics::Bf16GemmProblem p{expected, n, k};
+            p.num_groups = groups;
+            add(p, GemmKind::kMasked);
+        }
+    }
+    return specs;
+}
+
+const Bf16Plan& bf16_plan(const Bf16PlanKey& key, const char* op) {
+    // Plans are made once per key and never erased (map nodes do not move, so references stay valid).
+    static std::mutex mutex;
+    static std::unordered_map<Bf16PlanKey, Bf16Plan, Bf16PlanKeyHash> plans;
+    {
+        std::lock_guard lock(mutex);
+        if (auto it = plans.find(key); it != plans.end()) return it->second;
+    }
+    heuristics::Bf16GemmProblem p{key.m, key.n, key.k, key.mn_major_a, key.mn_major_b, key.out_f32, key.accumulate};
+    p.num_sms = key.num_sms;
+    p.max_smem_bytes = runtime::device_info(key.device).max_smem_per_block;
+    p.num_groups = key.num_groups;
+    p.block_m = key.block_m;
+    p.block_n_multiple = key.block_n_multiple;
+    Bf16Plan plan;
+    plan.config = heuristics::choose_bf16_gemm_config(p);
+    runtime::make_current(key.device);  // loading the module needs the device's context current
+    plan.kernel = &jit::jit().get(make_bf16_gemm_spec(plan.config, p, key.kind));
+    if (options().print_configs)
+        std::fprintf(stderr, "[tessera] %s m=%lld n=%lld k=%lld groups=%d: %s\n", op, static_cast<long long>(key.m),
+                     static_cast<long long>(key.n), static_cast<long long>(key.k), key.num_groups,
+                     plan.config.describe().c_str());
+    std::lock_guard lock(mutex);
+    return plans.emplace(key, plan).first->second;
+}
+
+bool mn_major_operand(const char* op, const char* name, const TensorRef& t) {
+    const bool k_major = t.stride(-1) == 1 || t.size(-1) <= 1;
+    const bool mn_major = !k_major && (t.stride(-2) == 1 || t.size(-2) <= 1);
+    TESSERA_CHECK(k_major || mn_major, op, ": argument '", name,
+                  "': expected K-major (stride(-1) == 1) or MN-major (stride(-2) == 1), got strides ",
+                  strides_string(t));
+    const std::int64_t row_stride = mn_major ? t.stride(-1) : t.stride(-2);
+    const std::int64_t rows = mn_major ? t.size(-1) : t.size(-2);
+    TESSERA_CHECK((row_stride * 2) % 16 == 0 || rows <= 1, op, ": argument '", name,
+                  "': expected a row stride of a multiple of 16 bytes (TMA; K % 8 == 0 for K-major, M or N % 8 == 0 "
+                  "for MN-major), got ", row_stride * 2, " bytes (strides ", strides_string(t), ")");
+    TESSERA_CHECK(reinterpret_cast<std::uintptr_t>(t.data) % 16 == 0, op, ": argument '", name,
+                  "': expected a 16-byte aligned data pointer (TMA), got ", t.data);
+    return mn_major;
+}
+
+CUtensorMap bf16_operand_map(const void* data, bool mn_major, std::int64_t rows, std::int64_t k,
+                             std::int64_t row_stride, int block_rows) {
+    using runtime::TmaSwizzle;
+    if (mn_major)  // [K][rows] row-major: boxes of 64 row-elements by 64 K rows
+        return runtime::encode_tma_2d(
+            map_2d(data, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, rows, k, row_stride, 64, 64, TmaSwizzle::k128B));
+    return runtime::encode_tma_2d(
+        map_2d(data, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, k, rows, row_stride, 64, block_rows, TmaSwizzle::k128B));
+}
+
+void check_bf16_output(const char* op, const TensorRef& d, std::int64_t n, bool f32_allowed) {
+    const bool f32 = d.dtype == DType::kFloat32;
+    check_tma_n({op, "d"}, n, f32 ? 4 : 8);
+    TESSERA_CHECK(d.stride(-1) == 1 && (d.stride(-2) * dtype_size(d.dtype)) % 16 == 0, op,
+                  ": argument 'd': expected row-major with a row stride of a multiple of 16 bytes, got strides ",
+                  strides_string(d));
+    TESSERA_CHECK(reinterpret_cast<std::uintptr_t>(d.data) % 16 == 0, op,
+                  ": argument 'd': expected a 16-byte aligned data pointer (TMA), got ", d.data);
+    TESSERA_CHECK(f32_allowed || !f32, op, ": argument 'd': expected dtype bfloat16, got float32");
+}
+
+void launch_bf16_gemm(const Bf16Plan& plan, const Bf16GemmParams& params, Stream stream, int device) {
+    const heuristics::Bf16GemmConfig& c = plan.config;
+    jit::LaunchConfig launch;
+    launch.grid_x = static_cast<unsigned>(c.num_sms);
+    launch.block_x = static_cast<unsigned>(c.num_threads());
+    launch.smem_bytes = static_cast<unsigned>(c.smem_bytes);
+    launch.stream = static_cast<CUstream>(stream);
+    launch.device = device;
+    plan.kernel->launch_bytes(launch, &params, sizeof(params));
+}
+
+}  // namespace tessera::ops

@@ -1,0 +1,63 @@
+// What the BF16 GEMM ops share (dense, m-grouped): the kernel's spec, the plan cache, the host mirror of the
+// kernel's parameters, the operand checks and maps, and the launch.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "heuristics/bf16_gemm_plan.hpp"
+#include "jit/jit.hpp"
+#include "jit/spec.hpp"
+#include "ops/fp8_gemm_common.hpp"
+
+namespace tessera::ops {
+
+jit::KernelSpec make_bf16_gemm_spec(const heuristics::Bf16GemmConfig& c, const heuristics::Bf16GemmProblem& p,
+                                    GemmKind kind);
+
+// The problems of DeepGEMM's BF16 test as planned for `num_sms` SMs, the kernels the compile checks build: dense
+// (M = 1, 128, 4096 over its (N, K) pairs; each layout; BF16 and FP32 D; with and without accumulation) and m-grouped
+// (contiguous, psum, masked).
+std::vector<jit::KernelSpec> bf16_catalog_specs(int num_sms);
+
+// A memoized (config, loaded kernel) per problem. m-grouped: m is the rows the heuristic plans for (contiguous: all
+// rows with block_m fixed by the alignment; psum and masked: the expected rows of one group).
+struct Bf16PlanKey {
+    std::int64_t m, n, k;
+    bool mn_major_a, mn_major_b, out_f32, accumulate;
+    GemmKind kind;
+    int num_groups, block_m, num_sms, device, block_n_multiple;
+    bool operator==(const Bf16PlanKey&) const = default;
+};
+struct Bf16Plan {
+    heuristics::Bf16GemmConfig config;
+    const jit::Kernel* kernel = nullptr;
+};
+const Bf16Plan& bf16_plan(const Bf16PlanKey& key, const char* op);
+
+// Host mirror of Bf16GemmKernel::Params (kernels/tessera/sm90/bf16_gemm.cuh); the kernel checks the size.
+struct alignas(64) Bf16GemmParams {
+    TmaBytes tensor_map_a, tensor_map_b, tensor_map_d;
+    std::uint32_t m, n, k;
+    const std::int32_t* grouped_layout;
+    void* d;
+    std::uint32_t ld_d;
+    std::uint32_t num_groups;
+    std::uint32_t alignment;
+};
+static_assert(sizeof(Bf16GemmParams) == 448, "must match the kernel's Params");
+static_assert(offsetof(Bf16GemmParams, alignment) == 424, "must match the kernel's Params");
+
+// A BF16 operand [rows, K]: whether it is MN-major (stride(-2) == 1, the transpose of a row-major [K, rows]) rather
+// than K-major (stride(-1) == 1); its other stride must make 16-byte TMA rows, its base 16-byte aligned.
+bool mn_major_operand(const char* op, const char* name, const TensorRef& t);
+// The tensor map of an operand [rows, K] (`rows` may span several groups) whose stage box covers block_rows rows
+// and 64 K elements; row_stride is the stride between rows (K-major) or between K rows (MN-major), in elements.
+CUtensorMap bf16_operand_map(const void* data, bool mn_major, std::int64_t rows, std::int64_t k,
+                             std::int64_t row_stride, int block_rows);
+// d row-major BF16 (or FP32 where allowed), 16-byte rows and base.
+void check_bf16_output(const char* op, const TensorRef& d, std::int64_t n, bool f32_allowed);
+
+void launch_bf16_gemm(const Bf16Plan& plan, const Bf16GemmParams& params, Stream stream, int device);
+
+}  // namespace tessera::ops

@@ -1,0 +1,125 @@
+// m-grouped BF16 GEMMs (MoE): validate -> plan (memoized) -> tensor maps -> launch of the BF16 GEMM kernel with a
+// grouped GemmKind; only the tile schedule and the addressing differ from the dense call.
+#include <algorithm>
+#include <utility>
+
+#include "ops/bf16_gemm_common.hpp"
+#include "ops/validate.hpp"
+#include "tessera/bf16_gemm.hpp"
+#include "tessera/error.hpp"
+#include "tessera/options.hpp"
+#include "tessera/runtime.hpp"
+
+namespace tessera {
+namespace {
+
+struct GroupedB {
+    std::int64_t groups, n;
+    bool mn_major;
+};
+
+// a [rows, K] (or [G, M_max, K]) K-major, b [G, N, K] packed, d [rows, N] (or [G, M_max, N]) BF16 row-major, all on
+// a's CUDA device; K % 64 == 0 so that no k-block of an MN-major B crosses into the next group.
+GroupedB check_operands(const char* op, const TensorRef& a, const TensorRef& b, const TensorRef& d,
+                        const TensorRef& layout, const char* layout_name, int a_ndim) {
+    for (auto [name, t] : {std::pair<const char*, const TensorRef*>{"a", &a}, {"b", &b}, {"d", &d},
+                           {layout_name, &layout}}) {
+        ops::check_cuda({op, name}, *t);
+        if (t != &a) ops::check_same_device({op, name}, *t, a, "a");
+    }
+    ops::check_ndim({op, "a"}, a, {a_ndim});
+    ops::check_ndim({op, "b"}, b, {3});
+    ops::check_ndim({op, "d"}, d, {a_ndim});
+    ops::check_dtype({op, "a"}, a, {DType::kBFloat16});
+    ops::check_dtype({op, "b"}, b, {DType::kBFloat16});
+    ops::check_dtype({op, "d"}, d, {DType::kBFloat16});
+    const std::int64_t k = a.size(-1), groups = b.size(0), n = b.size(1);
+    TESSERA_CHECK(b.size(2) == k, op, ": argument 'b': expected [G, N, K] with K = ", k, " (from a), got shape ",
+                  ops::shape_string(b));
+    TESSERA_CHECK(groups > 0, op, ": argument 'b': expected at least one group, got shape ", ops::shape_string(b));
+    TESSERA_CHECK(k > 0 && k % 64 == 0, op, ": argument 'a': expected K > 0 and a multiple of 64, got K = ", k);
+    TESSERA_CHECK(!ops::mn_major_operand(op, "a", a), op, ": argument 'a': expected K-major (stride(-1) == 1), got "
+                  "strides ", ops::strides_string(a));
+    const bool mn_b = ops::mn_major_operand(op, "b", b);
+    const std::int64_t group_stride = mn_b ? k * b.stride(2) : n * b.stride(1);
+    TESSERA_CHECK(groups <= 1 || b.stride(0) == group_stride, op, ": argument 'b': expected packed groups (stride(0) "
+                  "== ", group_stride, "), got strides ", ops::strides_string(b));
+    TESSERA_CHECK(d.size(-1) == n, op, ": argument 'd': expected N = ", n, " columns (from b), got shape ",
+                  ops::shape_string(d));
+    ops::check_bf16_output(op, d, n, false);
+    return {groups, n, mn_b};
+}
+
+ops::Bf16PlanKey grouped_key(std::int64_t m, std::int64_t n, std::int64_t k, bool mn_b, ops::GemmKind kind,
+                             std::int64_t groups, int block_m, int device) {
+    return {m, n, k, false, mn_b, false, false, kind, static_cast<int>(groups), block_m, ops::plan_num_sms(device),
+            device, options().block_n_multiple};
+}
+
+// Maps and parameters every m-grouped call shares: A [rows][K], B [G*N][K] or [G*K][N], D [rows][N].
+ops::Bf16GemmParams grouped_params(const heuristics::Bf16GemmConfig& c, const TensorRef& a, std::int64_t a_rows,
+                                   const TensorRef& b, const GroupedB& gb, const TensorRef& d, std::int64_t m,
+                                   const TensorRef& layout) {
+    const std::int64_t k = a.size(-1);
+    ops::Bf16GemmParams params{};
+    params.tensor_map_a = ops::bf16_operand_map(a.data, false, a_rows, k, a.stride(-2), c.block_m);
+    params.tensor_map_b = gb.mn_major
+                              ? ops::bf16_operand_map(b.data, true, gb.n, gb.groups * k, b.stride(2), c.block_n)
+                              : ops::bf16_operand_map(b.data, false, gb.groups * gb.n, k, b.stride(1), c.block_n);
+    params.tensor_map_d = ops::d_store_map(d, c.store_box_n, c.swizzle_d_bytes);
+    ops::set_gemm_dims(params, m, gb.n, k, d);
+    params.num_groups = static_cast<std::uint32_t>(gb.groups);
+    params.grouped_layout = static_cast<const std::int32_t*>(layout.data);
+    params.alignment = static_cast<std::uint32_t>(get_mk_alignment_for_contiguous_layout());
+    return params;
+}
+
+}  // namespace
+
+void m_grouped_bf16_gemm_nt_contiguous(const TensorRef& a, const TensorRef& b, const TensorRef& d,
+                                       const TensorRef& grouped_layout, bool use_psum_layout, std::int64_t expected_m,
+                                       Stream stream) {
+    constexpr const char* kOp = "m_grouped_bf16_gemm_nt_contiguous";
+    const GroupedB gb = check_operands(kOp, a, b, d, grouped_layout, "grouped_layout", 2);
+    const std::int64_t m = a.size(0), k = a.size(1);
+    TESSERA_CHECK(d.size(0) == m, kOp, ": argument 'd': expected ", m, " rows (from a), got shape ",
+                  ops::shape_string(d));
+    ops::check_int32_vector(kOp, "grouped_layout", grouped_layout, use_psum_layout ? gb.groups : m,
+                            use_psum_layout ? "the end row of each group" : "the group of each row of a");
+    TESSERA_CHECK(expected_m >= 0, kOp, ": argument 'expected_m': expected >= 0, got ", expected_m);
+    if (m == 0) return;
+    const int device = a.device.index;
+    const ops::Bf16PlanKey key =
+        use_psum_layout
+            ? grouped_key(std::max<std::int64_t>(1, expected_m > 0 ? expected_m : m / gb.groups), gb.n, k, gb.mn_major,
+                          ops::GemmKind::kPsum, gb.groups, 0, device)
+            : grouped_key(m, gb.n, k, gb.mn_major, ops::GemmKind::kContiguous, 1, ops::contiguous_block_m(kOp), device);
+    const ops::Bf16Plan& plan = ops::bf16_plan(key, kOp);
+    ops::launch_bf16_gemm(plan, grouped_params(plan.config, a, m, b, gb, d, m, grouped_layout), stream, device);
+}
+
+void m_grouped_bf16_gemm_nt_masked(const TensorRef& a, const TensorRef& b, const TensorRef& d,
+                                   const TensorRef& masked_m, std::int64_t expected_m, Stream stream) {
+    constexpr const char* kOp = "m_grouped_bf16_gemm_nt_masked";
+    const GroupedB gb = check_operands(kOp, a, b, d, masked_m, "masked_m", 3);
+    const std::int64_t m_max = a.size(1), k = a.size(2);
+    TESSERA_CHECK(a.size(0) == gb.groups && m_max > 0, kOp, ": argument 'a': expected [", gb.groups,
+                  ", M_max > 0, K] (groups from b), got shape ", ops::shape_string(a));
+    TESSERA_CHECK(d.size(0) == gb.groups && d.size(1) == m_max, kOp, ": argument 'd': expected shape [", gb.groups,
+                  ", ", m_max, ", ", gb.n, "], got ", ops::shape_string(d));
+    for (auto [name, t] : {std::pair<const char*, const TensorRef*>{"a", &a}, {"d", &d}})
+        TESSERA_CHECK(t->stride(0) == m_max * t->stride(1), kOp, ": argument '", name,
+                      "': expected packed groups (stride(0) == M_max * stride(1)), got strides ",
+                      ops::strides_string(*t));
+    ops::check_int32_vector(kOp, "masked_m", masked_m, gb.groups, "the valid rows of each group");
+    TESSERA_CHECK(expected_m > 0, kOp, ": argument 'expected_m': expected > 0 (rows per group, a hint), got ",
+                  expected_m);
+    const int device = a.device.index;
+    const ops::Bf16PlanKey key = grouped_key(std::min(expected_m, m_max), gb.n, k, gb.mn_major,
+                                             ops::GemmKind::kMasked, gb.groups, 0, device);
+    const ops::Bf16Plan& plan = ops::bf16_plan(key, kOp);
+    ops::launch_bf16_gemm(plan, grouped_params(plan.config, a, gb.groups * m_max, b, gb, d, m_max, masked_m), stream,
+                          device);
+}
+
+}  // namespace tessera
