@@ -135,7 +135,8 @@ def grouped_b(groups, n, k, mn_major):
 
 
 @pytest.mark.parametrize("mn_b", [False, True])
-@pytest.mark.parametrize("rows,n,k", [([100, 0, 256, 37], 512, 1024), ([128, 128], 384, 128), ([1, 300, 129], 1024, 2048)])
+@pytest.mark.parametrize("rows,n,k", [([100, 0, 256, 37], 512, 1024), ([128, 128], 384, 128),
+                                      ([1, 300, 129], 1024, 2048)])
 def test_contiguous_per_row_ids(rows, n, k, mn_b):
     groups, align = len(rows), 128
     seg = [(r + align - 1) // align * align for r in rows]
