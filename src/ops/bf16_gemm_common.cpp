@@ -17,14 +17,8 @@ namespace {
 
 struct Bf16PlanKeyHash {
     std::size_t operator()(const Bf16PlanKey& k) const noexcept {
-        std::size_t h = static_cast<std::size_t>(k.m) * 0x9e3779b97f4a7c15ULL;
-        h ^= static_cast<std::size_t>(k.n) * 0xbf58476d1ce4e5b9ULL + (h << 6);
-        h ^= static_cast<std::size_t>(k.k) * 0x94d049bb133111ebULL + (h >> 2);
-        const std::size_t flags = (k.mn_major_a ? 1u : 0u) | (k.mn_major_b ? 2u : 0u) | (k.out_f32 ? 4u : 0u) |
-                                  (k.accumulate ? 8u : 0u) | (static_cast<std::size_t>(k.kind) << 4);
-        return h ^ flags ^ (static_cast<std::size_t>(k.num_sms) << 8) ^ (static_cast<std::size_t>(k.device) << 20) ^
-               (static_cast<std::size_t>(k.block_n_multiple) << 32) ^ (static_cast<std::size_t>(k.num_groups) << 40) ^
-               (static_cast<std::size_t>(k.block_m) << 52);
+        return hash_fields({k.m, k.n, k.k, k.mn_major_a, k.mn_major_b, k.out_f32, k.accumulate, static_cast<int>(k.kind),
+                            k.num_groups, k.block_m, k.num_sms, k.device, k.block_n_multiple});
     }
 };
 

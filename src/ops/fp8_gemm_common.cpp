@@ -137,13 +137,8 @@ namespace {
 
 struct Fp8PlanKeyHash {
     std::size_t operator()(const Fp8PlanKey& k) const noexcept {
-        std::size_t h = static_cast<std::size_t>(k.m) * 0x9e3779b97f4a7c15ULL;
-        h ^= static_cast<std::size_t>(k.n) * 0xbf58476d1ce4e5b9ULL + (h << 6);
-        h ^= static_cast<std::size_t>(k.k) * 0x94d049bb133111ebULL + (h >> 2);
-        h ^= (static_cast<std::size_t>(k.mode) << 1) ^ (static_cast<std::size_t>(k.kind) << 3) ^
-             (static_cast<std::size_t>(k.num_groups) << 6) ^ (static_cast<std::size_t>(k.block_m) << 16);
-        return h ^ (static_cast<std::size_t>(k.num_sms) << 26) ^ (static_cast<std::size_t>(k.device) << 40) ^
-               (static_cast<std::size_t>(k.block_n_multiple) << 48);
+        return hash_fields({k.m, k.n, k.k, static_cast<int>(k.mode), static_cast<int>(k.kind), k.num_groups, k.block_m,
+                            k.num_sms, k.device, k.block_n_multiple});
     }
 };
 

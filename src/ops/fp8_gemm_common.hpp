@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <vector>
 
 #include "heuristics/fp8_gemm_plan.hpp"
@@ -25,6 +26,16 @@ using GemmKind = prims::GemmKind;
 
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 inline std::int64_t align_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
+
+// One hash of a plan key's fields, for the plan caches' hash maps.
+inline std::size_t hash_fields(std::initializer_list<std::int64_t> fields) {
+    std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+    for (std::int64_t f : fields) {
+        h ^= static_cast<std::uint64_t>(f) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+        h *= 0xbf58476d1ce4e5b9ULL;
+    }
+    return static_cast<std::size_t>(h ^ (h >> 31));
+}
 
 // The device side aligns descriptors to 64 bytes; CUDA 13's CUtensorMap is 128-aligned, so the bytes are copied into
 // a 64-aligned holder to keep the two layouts identical.
