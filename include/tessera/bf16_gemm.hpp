@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tessera/layout.hpp"
 #include "tessera/tensor.hpp"
@@ -27,6 +28,12 @@ void m_grouped_bf16_gemm_nt_contiguous(const TensorRef& a, const TensorRef& b, c
                                        Stream stream);
 void m_grouped_bf16_gemm_nt_masked(const TensorRef& a, const TensorRef& b, const TensorRef& d,
                                    const TensorRef& masked_m, std::int64_t expected_m, Stream stream);
+
+// k-grouped weight gradient (TN): d [G, M, N] FP32 += a_gᵀ · b_g for each group g, where a [sum K, M] and b [sum K,
+// N] are row-major and group g holds rows [k_0 + ... + k_{g-1}, + k_g) of both; ks (host) gives each k_g, a multiple
+// of 128 (0: the group is left as it is), ks_tensor the same on the device. The caller has copied C into d.
+void k_grouped_bf16_gemm_tn_contiguous(const TensorRef& a, const TensorRef& b, const TensorRef& d,
+                                       const std::vector<std::int64_t>& ks, const TensorRef& ks_tensor, Stream stream);
 
 // The plan bf16_gemm_nt makes for a problem on `device` ("block 128x256x64, 4 stages, ..."); compiles its kernel.
 std::string bf16_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, bool mn_major_a, bool mn_major_b,

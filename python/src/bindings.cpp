@@ -591,6 +591,17 @@ NB_MODULE(_C, m) {
         },
         nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("masked_m"), nb::arg("expected_m"),
         nb::arg("stream") = nb::none());
+    m.def(
+        "k_grouped_bf16_gemm_tn_contiguous",
+        [](nb::handle a, nb::handle b, nb::handle d, const std::vector<std::int64_t>& ks, nb::handle ks_tensor,
+           std::optional<std::uintptr_t> stream) {
+            const TensorRef ra = to_ref(a, "a"), rb = to_ref(b, "b"), rd = to_ref(d, "d"),
+                            rk = to_ref(ks_tensor, "grouped_layout");
+            const Stream s = stream_for(ra, stream);
+            nb::gil_scoped_release release;
+            k_grouped_bf16_gemm_tn_contiguous(ra, rb, rd, ks, rk, s);
+        },
+        nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("ks"), nb::arg("ks_tensor"), nb::arg("stream") = nb::none());
     m.def("bf16_gemm_config", &bf16_gemm_config, nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::arg("mn_major_a"),
           nb::arg("mn_major_b"), nb::arg("out_f32"), nb::arg("accumulate"), nb::arg("device"));
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -33,9 +34,10 @@ jit::KernelSpec make_bf16_gemm_spec(const heuristics::Bf16GemmConfig& c, const h
         .set("kNumSMs", c.num_sms)
         .set("kShapeM", 0)
         .set("kShapeN", p.n)
-        .set("kShapeK", p.k)
+        .set("kShapeK", kind == GemmKind::kKGrouped ? 0 : p.k)  // k-grouped: K per group, from the parameters
         .set("kGroupSize", c.group_size)
         .set("kGemmKind", static_cast<int>(kind))
+        .set("kNumGroups", kind == GemmKind::kKGrouped ? p.num_groups : 1)
         .set("kMajorA", p.mn_major_a ? 1 : 0)
         .set("kMajorB", p.mn_major_b ? 1 : 0)
         .set("kOutF32", p.out_f32 ? 1 : 0)
@@ -79,6 +81,13 @@ std::vector<jit::KernelSpec> bf16_catalog_specs(int num_sms) {
             p.num_groups = groups;
             add(p, GemmKind::kMasked);
         }
+    }
+    // k-grouped weight gradients (TN, FP32 D[g] = C[g] + A_gᵀ B_g) over DeepGEMM's grouped shapes.
+    for (auto [groups, m, n] : {std::tuple<int, int, int>{4, 4096, 7168}, {4, 7168, 2048}, {8, 4096, 7168},
+                                {16, 7168, 2048}}) {
+        heuristics::Bf16GemmProblem p{m, n, kKGroupedPlanK, true, true, true, true};
+        p.num_groups = groups;
+        add(p, GemmKind::kKGrouped);
     }
     return specs;
 }
@@ -146,7 +155,7 @@ void check_bf16_output(const char* op, const TensorRef& d, std::int64_t n, bool 
     TESSERA_CHECK(f32_allowed || !f32, op, ": argument 'd': expected dtype bfloat16, got float32");
 }
 
-void launch_bf16_gemm(const Bf16Plan& plan, const Bf16GemmParams& params, Stream stream, int device) {
+void launch_bf16_gemm(const Bf16Plan& plan, const void* params, std::size_t bytes, Stream stream, int device) {
     const heuristics::Bf16GemmConfig& c = plan.config;
     jit::LaunchConfig launch;
     launch.grid_x = static_cast<unsigned>(c.num_sms);
@@ -154,7 +163,7 @@ void launch_bf16_gemm(const Bf16Plan& plan, const Bf16GemmParams& params, Stream
     launch.smem_bytes = static_cast<unsigned>(c.smem_bytes);
     launch.stream = static_cast<CUstream>(stream);
     launch.device = device;
-    plan.kernel->launch_bytes(launch, &params, sizeof(params));
+    plan.kernel->launch_bytes(launch, params, bytes);
 }
 
 }  // namespace tessera::ops

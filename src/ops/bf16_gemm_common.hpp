@@ -20,6 +20,10 @@ jit::KernelSpec make_bf16_gemm_spec(const heuristics::Bf16GemmConfig& c, const h
 // (contiguous, psum, masked).
 std::vector<jit::KernelSpec> bf16_catalog_specs(int num_sms);
 
+// k-grouped plans are shared by every K: their tiles are ranked as for this K per group (DeepGEMM's groups hold
+// 2000-8800), the weight of the FP32 epilogue against the mainloop.
+constexpr std::int64_t kKGroupedPlanK = 4096;
+
 // A memoized (config, loaded kernel) per problem. m-grouped: m is the rows the heuristic plans for (contiguous: all
 // rows with block_m fixed by the alignment; psum and masked: the expected rows of one group).
 struct Bf16PlanKey {
@@ -58,6 +62,9 @@ CUtensorMap bf16_operand_map(const void* data, bool mn_major, std::int64_t rows,
 // d row-major BF16 (or FP32 where allowed), 16-byte rows and base.
 void check_bf16_output(const char* op, const TensorRef& d, std::int64_t n, bool f32_allowed);
 
-void launch_bf16_gemm(const Bf16Plan& plan, const Bf16GemmParams& params, Stream stream, int device);
+void launch_bf16_gemm(const Bf16Plan& plan, const void* params, std::size_t bytes, Stream stream, int device);
+inline void launch_bf16_gemm(const Bf16Plan& plan, const Bf16GemmParams& params, Stream stream, int device) {
+    launch_bf16_gemm(plan, &params, sizeof(params), stream, device);
+}
 
 }  // namespace tessera::ops

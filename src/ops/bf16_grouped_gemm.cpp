@@ -1,7 +1,9 @@
 // m-grouped BF16 GEMMs (MoE): validate -> plan (memoized) -> tensor maps -> launch of the BF16 GEMM kernel with a
 // grouped GemmKind; only the tile schedule and the addressing differ from the dense call.
 #include <algorithm>
+#include <cstring>
 #include <utility>
+#include <vector>
 
 #include "ops/bf16_gemm_common.hpp"
 #include "ops/validate.hpp"
@@ -12,6 +14,9 @@
 
 namespace tessera {
 namespace {
+
+// Groups of a k-grouped call: its per-group arrays travel in the kernel parameters (4 KB in all).
+constexpr std::int64_t kMaxKGroups = 256;
 
 struct GroupedB {
     std::int64_t groups, n;
@@ -120,6 +125,72 @@ void m_grouped_bf16_gemm_nt_masked(const TensorRef& a, const TensorRef& b, const
     const ops::Bf16Plan& plan = ops::bf16_plan(key, kOp);
     ops::launch_bf16_gemm(plan, grouped_params(plan.config, a, gb.groups * m_max, b, gb, d, m_max, masked_m), stream,
                           device);
+}
+
+void k_grouped_bf16_gemm_tn_contiguous(const TensorRef& a, const TensorRef& b, const TensorRef& d,
+                                       const std::vector<std::int64_t>& ks, const TensorRef& ks_tensor, Stream stream) {
+    constexpr const char* kOp = "k_grouped_bf16_gemm_tn_contiguous";
+    for (auto [name, t] : {std::pair<const char*, const TensorRef*>{"a", &a}, {"b", &b}, {"d", &d},
+                           {"grouped_layout", &ks_tensor}}) {
+        ops::check_cuda({kOp, name}, *t);
+        if (t != &a) ops::check_same_device({kOp, name}, *t, a, "a");
+    }
+    ops::check_ndim({kOp, "a"}, a, {2});
+    ops::check_ndim({kOp, "b"}, b, {2});
+    ops::check_ndim({kOp, "d"}, d, {3});
+    ops::check_dtype({kOp, "a"}, a, {DType::kBFloat16});
+    ops::check_dtype({kOp, "b"}, b, {DType::kBFloat16});
+    ops::check_dtype({kOp, "d"}, d, {DType::kFloat32});
+    const std::int64_t total_k = a.size(0), m = a.size(1), n = b.size(1);
+    const std::int64_t groups = static_cast<std::int64_t>(ks.size());
+    TESSERA_CHECK(groups > 0 && groups <= kMaxKGroups, kOp, ": argument 'ks_cpu': expected 1 to ", kMaxKGroups,
+                  " groups, got ", groups);
+    std::int64_t sum = 0;
+    for (std::size_t g = 0; g < ks.size(); ++g) {
+        TESSERA_CHECK(ks[g] >= 0 && ks[g] % 128 == 0, kOp, ": argument 'ks_cpu': expected every K >= 0 and a "
+                      "multiple of 128, got ", ks[g], " at index ", g);
+        sum += ks[g];
+    }
+    TESSERA_CHECK(b.size(0) == total_k && sum == total_k, kOp, ": arguments 'a', 'b': expected [sum K, M] and [sum K, "
+                  "N] with sum K = ", sum, " (from ks_cpu), got shapes ", ops::shape_string(a), " and ",
+                  ops::shape_string(b));
+    TESSERA_CHECK(d.size(0) == groups && d.size(1) == m && d.size(2) == n, kOp, ": argument 'd': expected shape [",
+                  groups, ", ", m, ", ", n, "], got ", ops::shape_string(d));
+    ops::check_int32_vector(kOp, "grouped_layout", ks_tensor, groups, "the K of each group");
+    TESSERA_CHECK(d.is_contiguous(), kOp, ": argument 'd': expected a contiguous tensor, got strides ",
+                  ops::strides_string(d));
+    if (m == 0 || n == 0) return;
+    for (auto [name, t] : {std::pair<const char*, const TensorRef*>{"a", &a}, {"b", &b}})
+        TESSERA_CHECK(t->stride(1) == 1 && (t->stride(0) * 2) % 16 == 0, kOp, ": argument '", name,
+                      "': expected row-major [sum K, MN] with 16-byte rows (MN-major), got strides ",
+                      ops::strides_string(*t));
+    ops::check_bf16_output(kOp, d, n, true);
+    if (sum == 0) return;  // every group empty: D = C
+    const int device = a.device.index;
+    const ops::Bf16PlanKey key{m,  n,      ops::kKGroupedPlanK, true, true, true, true, ops::GemmKind::kKGrouped,
+                               static_cast<int>(groups), 0, ops::plan_num_sms(device), device,
+                               options().block_n_multiple};
+    const ops::Bf16Plan& plan = ops::bf16_plan(key, kOp);
+    const heuristics::Bf16GemmConfig& c = plan.config;
+    ops::Bf16GemmParams base{};
+    base.tensor_map_a = ops::bf16_operand_map(a.data, true, m, total_k, a.stride(0), c.block_m);
+    base.tensor_map_b = ops::bf16_operand_map(b.data, true, n, total_k, b.stride(0), c.block_n);
+    base.tensor_map_d = ops::d_store_map(d, c.store_box_n, c.swizzle_d_bytes);
+    ops::set_gemm_dims(base, m, n, 0, d);
+    base.num_groups = static_cast<std::uint32_t>(groups);
+    // The kernel's KGroupedParams: BaseParams, then uint32 group_k[G] and group_sf_k0[G], padded to 64 bytes.
+    std::vector<std::uint32_t> tail(2 * ks.size());
+    std::uint32_t start = 0;
+    for (std::size_t g = 0; g < ks.size(); ++g) {
+        tail[g] = static_cast<std::uint32_t>(ks[g]);
+        tail[ks.size() + g] = start;
+        start += static_cast<std::uint32_t>(ks[g] / 128);
+    }
+    const std::size_t bytes = static_cast<std::size_t>(ops::align_up(sizeof(base) + 4 * tail.size(), 64));
+    std::vector<std::uint64_t> params(bytes / 8, 0);
+    std::memcpy(params.data(), &base, sizeof(base));
+    std::memcpy(reinterpret_cast<unsigned char*>(params.data()) + sizeof(base), tail.data(), 4 * tail.size());
+    ops::launch_bf16_gemm(plan, params.data(), bytes, stream, device);
 }
 
 }  // namespace tessera

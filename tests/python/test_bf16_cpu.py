@@ -73,3 +73,21 @@ def test_grouped_arguments_are_checked_before_the_kernel():
         g._m_grouped_bf16_gemm_nt_contiguous(a, b, d, layout)
     with pytest.raises(tessera.InvalidArgument, match="argument 'a': expected 3 dimensions"):
         g._m_grouped_bf16_gemm_nt_masked(a, b, d, layout[:2], 64)
+
+
+def test_k_grouped_arguments_are_checked_before_the_kernel():
+    a, b = bf16(256, 64), bf16(256, 32)
+    d = torch.zeros(2, 64, 32)
+    ks, layout = [128, 128], torch.tensor([128, 128], dtype=torch.int32)
+    f = g._k_grouped_bf16_gemm_tn_contiguous
+    with pytest.raises(tessera.InvalidArgument, match="argument 'c': expected a tensor"):
+        f(a, b, d, ks, layout)
+    with pytest.raises(tessera.InvalidArgument, match="psum layout is SM100-only"):
+        f(a, b, d, ks, layout, c=d, use_psum_layout=True)
+    with pytest.raises(tessera.InvalidArgument, match="argument 'ks_cpu': expected a non-empty list"):
+        f(a, b, d, [], layout, c=d)
+    with pytest.raises(tessera.TypeMismatch, match="argument 'd': expected dtype float32"):
+        f(a, b, d.to(torch.bfloat16), ks, layout, c=d)
+    with pytest.raises(tessera.InvalidArgument, match="k_grouped_bf16_gemm_tn_contiguous: argument 'a': expected a "
+                                                      "CUDA tensor"):
+        f(a, b, d, ks, layout, c=d)

@@ -199,3 +199,24 @@ def test_masked_rows_past_masked_m_untouched(groups, m_max, n, k, expected):
         assert torch.isnan(d[grp, c:]).all(), f"group {grp}: rows past masked_m written"
         if c:
             assert calc_diff(d[grp, :c], a[grp, :c].double() @ b[grp].double().T) < 1e-5
+
+
+@pytest.mark.parametrize("m,n,ks", [(4096, 7168, [1024, 0, 2048, 384]), (256, 512, [128, 0, 256]),
+                                    (200, 264, [256, 128, 640]), (640, 1152, [0, 0])])
+def test_k_grouped_tn_accumulates_into_c(m, n, ks):
+    total = sum(ks)
+    a = torch.randn(total, m, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(total, n, device="cuda", dtype=torch.bfloat16)
+    c = torch.randn(len(ks), m, n, device="cuda", dtype=torch.float32)
+    ref = c.double().clone()
+    start = 0
+    for grp, k in enumerate(ks):
+        ref[grp] += a[start:start + k].double().T @ b[start:start + k].double()
+        start += k
+    d = c.clone()  # c is d: accumulate in place
+    g._k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks, torch.tensor(ks, device="cuda", dtype=torch.int32), c=d)
+    for grp, k in enumerate(ks):
+        if k == 0:
+            assert torch.equal(d[grp], c[grp]), "an empty group must leave C"
+        else:
+            assert calc_diff(d[grp], ref[grp]) < 1e-5

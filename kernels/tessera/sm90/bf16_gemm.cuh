@@ -38,7 +38,8 @@
 namespace tessera::sm90 {
 
 // Config members (rendered by the JIT from the host's spec): kBlockM, kBlockN, kNumStages, kNumSMs, kShapeM/N/K
-// (0 = read at run time), kGroupSize, kGemmKind, kMajorA, kMajorB (0 K-major, 1 MN-major), kOutF32, kAccumulate.
+// (0 = read at run time), kGroupSize, kGemmKind, kNumGroups (k-grouped: the parameter arrays' length), kMajorA,
+// kMajorB (0 K-major, 1 MN-major), kOutF32, kAccumulate.
 template <class Config>
 struct Bf16GemmPolicy {
     static constexpr int kBlockM = Config::kBlockM;
@@ -55,6 +56,8 @@ struct Bf16GemmPolicy {
     static constexpr bool kTransB = Config::kMajorB == 1;
     static constexpr bool kOutF32 = Config::kOutF32 != 0;
     static constexpr bool kReduceAdd = Config::kAccumulate != 0;
+    static constexpr bool kKGrouped = kKind == prims::kKGrouped;
+    static constexpr int kNumKGroups = kKGrouped ? Config::kNumGroups : 1;
 
     // The epilogue's view of the plan (sm90/gemm_epilogue.cuh): one wave of 64 rows per warpgroup, whole tiles, no
     // cluster, split-K, D over the ring or in halves.
@@ -94,9 +97,8 @@ struct Bf16GemmPolicy {
     static_assert(kBlockN % 16 == 0 && kBlockN >= 16 && kBlockN <= 256, "wgmma N: a multiple of 16 up to 256");
     static_assert(!kTransB || kBlockN % 64 == 0, "MN-major B comes in 64-column boxes");
     static_assert(kNumStages >= 2, "the k-block loop keeps one stage in flight while it waits for the next");
-    static_assert(kKind == prims::kDense || kKind == prims::kContiguous || kKind == prims::kPsum ||
-                      kKind == prims::kMasked,
-                  "BF16 kinds: dense and m-grouped (k-grouped has its own operand maps)");
+    static_assert(!kKGrouped || (kTransA && kTransB && kOutF32 && kReduceAdd),
+                  "k-grouped BF16 (TN): MN-major A [sum K][M] and B [sum K][N], FP32 D[g] = C[g] + A_gᵀ B_g");
     static_assert(!kMGrouped || (!kTransA && !kOutF32 && !kReduceAdd),
                   "m-grouped BF16: K-major A, BF16 D stored (not accumulated)");
 };
@@ -119,7 +121,7 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
     using typename Policy::Scheduler;
     using Epilogue = GemmEpilogue<Bf16GemmKernel>;
 
-    struct Params {
+    struct BaseParams {
         TmaDescriptor tensor_map_a;     // K-major: [M][K], box [64][kBlockM]; MN-major: [K][M], box [64][64]
         TmaDescriptor tensor_map_b;     // likewise over N (m-grouped: all groups' rows, [G*N][K] or [K][G*N])
         TmaDescriptor tensor_map_d;     // D [rows][N], BF16 or FP32, box [store atom][64]
@@ -130,8 +132,14 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
         uint32_t num_groups;
         uint32_t alignment;             // psum: rows a group start is aligned to
     };
-    // The host mirrors Params byte for byte (src/ops/bf16_gemm.cpp: three 128-byte maps, m/n/k at 384..395).
-    static_assert(sizeof(Params) == 448 && alignof(Params) == 64, "Params layout is part of the host contract");
+    // The host mirrors BaseParams byte for byte (src/ops/bf16_gemm_common.hpp: three 128-byte maps, m/n/k at 384..395).
+    static_assert(sizeof(BaseParams) == 448 && alignof(BaseParams) == 64, "Params layout is part of the host contract");
+    // k-grouped: the groups are row ranges of A [sum K][M] and B [sum K][N]; group g's K and its start in 128-K blocks.
+    struct KGroupedParams : BaseParams {
+        uint32_t group_k[Policy::kNumKGroups];      // k_g, multiples of 128
+        uint32_t group_sf_k0[Policy::kNumKGroups];  // sum over h < g of k_h / 128
+    };
+    using Params = conditional_t<Policy::kKGrouped, KGroupedParams, BaseParams>;
 
     struct SharedStorage {
         uint64_t full_barriers[kNumStages];
@@ -158,7 +166,19 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
         a.grouped_layout = p.grouped_layout;
         a.num_groups = p.num_groups;
         a.alignment = p.alignment;
+        if constexpr (Policy::kKGrouped) {
+            a.group_k = p.group_k;
+            a.group_sf_k0 = p.group_sf_k0;
+        }
         return a;
+    }
+
+    // The scheduler counts a k-grouped tile's K in 128-blocks (the groups' granularity) from the group's start;
+    // this kernel's k-blocks are kBlockK wide. Returns the tile's first K row (0 for the other kinds).
+    TESSERA_DEVICE static uint32_t to_own_k_blocks(prims::GemmTile& tile) {
+        if constexpr (!Policy::kKGrouped) return 0u;
+        tile.num_k_blocks *= 128 / kBlockK;
+        return tile.sf_k0 * 128;
     }
 
     // One operand's stage: a K-major box of `rows` rows at (k0, row0), or rows/64 MN-major boxes at (row0 + 64 j, k0).
@@ -181,19 +201,21 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
         Ring ring;
         prims::GemmTile tile;
         while (scheduler.next(tile)) {
+            const int32_t k_base = static_cast<int32_t>(to_own_k_blocks(tile));
             const int32_t a_row = static_cast<int32_t>(tile.a_row);
             // m-grouped B holds the groups one after another: K-major [G*N][K] (the group's rows start at g*N), or
             // MN-major [G*K][N] (its K rows start at g*K; the host requires K % 64 == 0, so no k-block crosses into
             // the next group).
             const uint32_t group = kMGrouped ? tile.group : 0u;
             const int32_t b_row = static_cast<int32_t>((kTransB ? 0u : group * n) + tile.coord.n_block * kBlockN);
-            const int32_t b_k0 = static_cast<int32_t>(kTransB ? group * k : 0u);
+            const int32_t b_k0 = static_cast<int32_t>(kTransB && kMGrouped ? group * k : 0u) + k_base;
 #pragma unroll 1
             for (uint32_t kb = 0; kb < tile.num_k_blocks; ++kb) {
                 const int32_t k0 = static_cast<int32_t>(kb * kBlockK);
                 prims::produce_stage(ring, smem.full_barriers, smem.empty_barriers, tile.loads, kTxBytes,
                                      [&](uint32_t s, uint32_t full) {
-                                         load_operand<kBlockM, kTransA>(smem.a[s], p.tensor_map_a, full, k0, a_row);
+                                         load_operand<kBlockM, kTransA>(smem.a[s], p.tensor_map_a, full,
+                                                                        k_base + k0, a_row);
                                          load_operand<kBlockN, kTransB>(smem.b[s], p.tensor_map_b, full, b_k0 + k0,
                                                                         b_row);
                                      });
@@ -241,6 +263,7 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
         Ring ring;
         prims::GemmTile tile;
         while (scheduler.next(tile)) {
+            to_own_k_blocks(tile);
             float acc[1][kFinalRegs];
 #pragma unroll
             for (int i = 0; i < kFinalRegs; ++i) acc[0][i] = 0.f;
