@@ -53,9 +53,10 @@ sanitizers() {
             "(test_contiguous_row_ids_edges and segment-edges) or (test_contiguous_psum_edges and small)" || status=1
         sanitize $tool test_fp8_grouped_gpu.py "test_k_grouped_edges and m200" || status=1
         # BF16: every layout on odd shapes (64- and 128-row tiles, MN-major boxes, BF16 and FP32 D, reduce-add)
-        sanitize $tool test_bf16_gemm_gpu.py "test_odd_shapes_every_layout and (65-200-1000 or 129-392-2056)" || status=1
-        sanitize $tool test_bf16_gemm_gpu.py "test_masked_rows or test_contiguous_psum or (test_k_grouped and 200-264)" \
-            || status=1
+        sanitize $tool test_bf16_gemm_gpu.py \
+            "test_odd_shapes_every_layout and (65-200-1000 or 129-392-2056)" || status=1
+        sanitize $tool test_bf16_gemm_gpu.py \
+            "test_masked_rows or test_contiguous_psum or (test_k_grouped and 200-264)" || status=1
     done
     return $status
 }
