@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tessera/bf16_gemm.hpp"
+#include "tessera/cublaslt.hpp"
 #include "tessera/error.hpp"
 #include "tessera/fp8_gemm.hpp"
 #include "tessera/fp8_grouped_gemm.hpp"
@@ -602,6 +603,15 @@ NB_MODULE(_C, m) {
             k_grouped_bf16_gemm_tn_contiguous(ra, rb, rd, ks, rk, s);
         },
         nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("ks"), nb::arg("ks_tensor"), nb::arg("stream") = nb::none());
+    m.def(
+        "cublaslt_gemm_nt",
+        [](nb::handle a, nb::handle b, nb::handle d, bool accumulate, std::optional<std::uintptr_t> stream) {
+            const TensorRef ra = to_ref(a, "a"), rb = to_ref(b, "b"), rd = to_ref(d, "d");
+            const Stream s = stream_for(ra, stream);
+            nb::gil_scoped_release release;
+            cublaslt_gemm_nt(ra, rb, rd, accumulate, s);
+        },
+        nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("accumulate"), nb::arg("stream") = nb::none());
     m.def("bf16_gemm_config", &bf16_gemm_config, nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::arg("mn_major_a"),
           nb::arg("mn_major_b"), nb::arg("out_f32"), nb::arg("accumulate"), nb::arg("device"));
 

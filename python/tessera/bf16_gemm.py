@@ -23,10 +23,10 @@ def _check(op, name, t, dtypes, ndim=2):
         raise InvalidArgument(f"{op}: argument '{name}': expected {ndim} dimensions, got shape {tuple(t.shape)}")
 
 
-def _bf16_gemm(op, a, b, d, c):
-    """a [M, K], b [N, K] (any majors), d [M, N]: d = c + a @ b.T."""
-    _check(op, "a", a, (torch.bfloat16,))
-    _check(op, "b", b, (torch.bfloat16,))
+def _gemm(op, a, b, d, c, launch, in_dtypes=(torch.bfloat16,)):
+    """a [M, K], b [N, K] (any majors), d [M, N]: d = c + a @ b.T through launch(a, b, d, accumulate)."""
+    _check(op, "a", a, in_dtypes)
+    _check(op, "b", b, (a.dtype,))
     _check(op, "d", d, _OUT_DTYPES)
     m, k = a.shape
     if b.shape[1] != k:
@@ -51,7 +51,11 @@ def _bf16_gemm(op, a, b, d, c):
         if not accumulate:
             d.zero_()
         return
-    _C.bf16_gemm_nt(a, b, d, accumulate)
+    launch(a, b, d, accumulate)
+
+
+def _bf16_gemm(op, a, b, d, c):
+    _gemm(op, a, b, d, c, _C.bf16_gemm_nt)
 
 
 def _bf16_gemm_nt(a, b, d, c=None, compiled_dims="nk"):

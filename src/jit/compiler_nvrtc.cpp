@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "jit/compiler.hpp"
+#include "runtime/toolkit_library.hpp"
 #include "tessera/error.hpp"
 
 namespace tessera::jit {
@@ -29,14 +30,7 @@ struct Nvrtc {
 // Tries the toolkit's own library first, then the loader's search path.
 const Nvrtc& load_nvrtc(const std::string& cuda_home) {
     static const Nvrtc nvrtc = [&] {
-        std::vector<std::string> candidates;
-        for (const char* sub : {"lib64", "lib", "targets/x86_64-linux/lib"})
-            for (const char* name : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"})
-                candidates.push_back((std::filesystem::path(cuda_home) / sub / name).string());
-        for (const char* name : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}) candidates.emplace_back(name);
-        void* lib = nullptr;
-        for (const std::string& c : candidates)
-            if ((lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
+        void* lib = runtime::open_toolkit_library(cuda_home, {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"});
         if (lib == nullptr)
             throw Unsupported(detail::str_cat("NVRTC not found (looked in ", cuda_home,
                                               "/lib64 and the library path); set TESSERA_CUDA_HOME or use "

@@ -91,3 +91,13 @@ def test_k_grouped_arguments_are_checked_before_the_kernel():
     with pytest.raises(tessera.InvalidArgument, match="k_grouped_bf16_gemm_tn_contiguous: argument 'a': expected a "
                                                       "CUDA tensor"):
         f(a, b, d, ks, layout, c=d)
+
+
+def test_cublaslt_arguments_are_checked_before_the_library():
+    from tessera import cublaslt as lt
+    with pytest.raises(tessera.TypeMismatch, match="argument 'b': expected dtype bfloat16, got float8_e4m3fn"):
+        lt._cublaslt_gemm_nt(bf16(4, 8), torch.zeros(4, 8).to(torch.float8_e4m3fn), bf16(4, 4))
+    with pytest.raises(tessera.TypeMismatch, match="argument 'a': expected dtype bfloat16 or float8_e4m3fn"):
+        lt._cublaslt_gemm_nt(torch.zeros(4, 8), bf16(4, 8), bf16(4, 4))
+    with pytest.raises(tessera.InvalidArgument, match="cublaslt_gemm_nt: argument 'a': expected a CUDA tensor"):
+        lt._cublaslt_gemm_nt(bf16(4, 8), bf16(4, 8), bf16(4, 4))

@@ -1,0 +1,17 @@
+// GEMMs through NVIDIA's cuBLASLt (DeepGEMM's cublaslt_gemm_*): the reference point its tests and benchmarks time
+// the library's own kernels against. cuBLASLt is loaded from the CUDA toolkit at first use.
+#pragma once
+
+#include "tessera/layout.hpp"
+#include "tessera/tensor.hpp"
+
+namespace tessera {
+
+// d [M, N] (row-major, BF16 or FP32) = a [M, K] · b [N, K]ᵀ, or d += that with `accumulate` (a caller with C copies
+// it into d first). a and b are both BF16, each K-major or MN-major (as their strides say), or both FP8 e4m3 and
+// K-major (unscaled: cuBLASLt's FP8 layout). FP32 compute, FP8 fast accumulation off, the SM count target of
+// set_num_sms; a private handle and a 32 MiB workspace per device. Throws InvalidArgument / TypeMismatch before
+// anything runs, Unsupported when cuBLASLt has no algorithm for the problem.
+void cublaslt_gemm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d, bool accumulate, Stream stream);
+
+}  // namespace tessera

@@ -1,0 +1,33 @@
+"""GEMMs through NVIDIA's cuBLASLt (DeepGEMM's cublaslt_gemm_{nt,nn,tn,tt}): D = C + A·Bᵀ with FP32 compute, the
+reference its tests time the library's kernels against. A and B are BF16 in any layout, or FP8 e4m3 K-major
+(unscaled). The public names route here once these have run on the H200 (tessera/_pending.py until then)."""
+import torch
+
+from . import _C
+from .bf16_gemm import _check, _gemm
+
+_IN = (torch.bfloat16, torch.float8_e4m3fn)
+
+
+def _cublaslt_gemm_nt(a, b, d, c=None):
+    """a [M, K], b [N, K]."""
+    _gemm("cublaslt_gemm_nt", a, b, d, c, _C.cublaslt_gemm_nt, _IN)
+
+
+def _cublaslt_gemm_nn(a, b, d, c=None):
+    """b given as [K, N]."""
+    _check("cublaslt_gemm_nn", "b", b, _IN)
+    _gemm("cublaslt_gemm_nn", a, b.T, d, c, _C.cublaslt_gemm_nt, _IN)
+
+
+def _cublaslt_gemm_tn(a, b, d, c=None):
+    """a given as [K, M], b as [K, N]."""
+    _check("cublaslt_gemm_tn", "a", a, _IN)
+    _check("cublaslt_gemm_tn", "b", b, _IN)
+    _gemm("cublaslt_gemm_tn", a.T, b.T, d, c, _C.cublaslt_gemm_nt, _IN)
+
+
+def _cublaslt_gemm_tt(a, b, d, c=None):
+    """a given as [K, M], b as [N, K]."""
+    _check("cublaslt_gemm_tt", "a", a, _IN)
+    _gemm("cublaslt_gemm_tt", a.T, b, d, c, _C.cublaslt_gemm_nt, _IN)

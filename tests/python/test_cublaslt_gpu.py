@@ -1,0 +1,52 @@
+"""The cuBLASLt wrappers on the GPU: BF16 in all four layouts (BF16 and FP32 D, with and without C) and unscaled FP8
+K-major, against a float64 reference; outputs poisoned first; FP8 in another layout refused with nothing written."""
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU")]
+
+from tessera import cublaslt as lt  # noqa: E402
+from tessera.testing import calc_diff  # noqa: E402
+
+LAYOUTS = {"nt": lt._cublaslt_gemm_nt, "nn": lt._cublaslt_gemm_nn, "tn": lt._cublaslt_gemm_tn,
+           "tt": lt._cublaslt_gemm_tt}
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("m,n,k", [(1, 2112, 7168), (128, 576, 7168), (4096, 4096, 2048), (65, 136, 1000)])
+@pytest.mark.parametrize("out,with_c", [(torch.bfloat16, False), (torch.float32, True), (torch.bfloat16, True)])
+def test_bf16_layouts(layout, m, n, k, out, with_c):
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    a_arg = a.T.contiguous() if layout[0] == "t" else a
+    b_arg = b.T.contiguous() if layout[1] == "n" else b
+    ref = a.double() @ b.double().T
+    d = torch.full((m, n), float("nan"), device="cuda", dtype=out)
+    c = None
+    if with_c:
+        c = torch.randn(m, n, device="cuda", dtype=out)
+        ref = ref + c.double()
+        d.copy_(c)
+        c = d
+    LAYOUTS[layout](a_arg, b_arg, d, c=c)
+    assert not torch.isnan(d).any()
+    assert calc_diff(d, ref) < 1e-5
+
+
+@pytest.mark.parametrize("m,n,k", [(128, 2112, 7168), (4096, 576, 7168)])
+@pytest.mark.parametrize("out", [torch.bfloat16, torch.float32])
+def test_fp8_k_major_unscaled(m, n, k, out):
+    a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
+    b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)
+    d = torch.full((m, n), float("nan"), device="cuda", dtype=out)
+    lt._cublaslt_gemm_nt(a, b, d)
+    assert calc_diff(d, a.double() @ b.double().T) < 1e-5
+
+
+def test_fp8_in_another_layout_is_refused():
+    a = torch.randn(128, 256, device="cuda").to(torch.float8_e4m3fn)
+    b = torch.randn(256, 64, device="cuda").to(torch.float8_e4m3fn)
+    d = torch.full((128, 64), 7.0, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="FP8 operands must be K-major"):
+        lt._cublaslt_gemm_nn(a, b, d)
+    assert bool((d == 7.0).all())
