@@ -407,6 +407,20 @@ nb::tuple plan_tuple(const LayoutPlan& p) {
     return nb::make_tuple(p.pass_through, nb::tuple(shape), nb::tuple(strides));
 }
 
+// `name`(a, b, d, accumulate, stream=None) for a C++ GEMM of that signature, launched with the GIL released.
+using DenseGemm = void (*)(const TensorRef&, const TensorRef&, const TensorRef&, bool, Stream);
+void def_dense_gemm(nb::module_& m, const char* name, DenseGemm gemm) {
+    m.def(
+        name,
+        [gemm](nb::handle a, nb::handle b, nb::handle d, bool accumulate, std::optional<std::uintptr_t> stream) {
+            const TensorRef ra = to_ref(a, "a"), rb = to_ref(b, "b"), rd = to_ref(d, "d");
+            const Stream s = stream_for(ra, stream);
+            nb::gil_scoped_release release;
+            gemm(ra, rb, rd, accumulate, s);
+        },
+        nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("accumulate"), nb::arg("stream") = nb::none());
+}
+
 // A Python exception class named tessera.`name`, deriving from `base` and RuntimeError. Created once per process
 // (the module may be initialized more than once, e.g. loaded under a second name; the classes stay one).
 PyObject* make_exception(const char* name, PyObject* base) {
@@ -558,16 +572,9 @@ NB_MODULE(_C, m) {
         },
         nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::arg("recipe"), nb::arg("device"));
 
-    // BF16 GEMM: D (+)= A·Bᵀ, operands K- or MN-major as their strides say.
-    m.def(
-        "bf16_gemm_nt",
-        [](nb::handle a, nb::handle b, nb::handle d, bool accumulate, std::optional<std::uintptr_t> stream) {
-            const TensorRef ra = to_ref(a, "a"), rb = to_ref(b, "b"), rd = to_ref(d, "d");
-            const Stream s = stream_for(ra, stream);
-            nb::gil_scoped_release release;
-            bf16_gemm_nt(ra, rb, rd, accumulate, s);
-        },
-        nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("accumulate"), nb::arg("stream") = nb::none());
+    // BF16 GEMM and cuBLASLt: D (+)= A·Bᵀ, operands K- or MN-major as their strides say.
+    def_dense_gemm(m, "bf16_gemm_nt", &bf16_gemm_nt);
+    def_dense_gemm(m, "cublaslt_gemm_nt", &cublaslt_gemm_nt);
     m.def(
         "m_grouped_bf16_gemm_nt_contiguous",
         [](nb::handle a, nb::handle b, nb::handle d, nb::handle grouped_layout, bool use_psum_layout,
@@ -603,15 +610,6 @@ NB_MODULE(_C, m) {
             k_grouped_bf16_gemm_tn_contiguous(ra, rb, rd, ks, rk, s);
         },
         nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("ks"), nb::arg("ks_tensor"), nb::arg("stream") = nb::none());
-    m.def(
-        "cublaslt_gemm_nt",
-        [](nb::handle a, nb::handle b, nb::handle d, bool accumulate, std::optional<std::uintptr_t> stream) {
-            const TensorRef ra = to_ref(a, "a"), rb = to_ref(b, "b"), rd = to_ref(d, "d");
-            const Stream s = stream_for(ra, stream);
-            nb::gil_scoped_release release;
-            cublaslt_gemm_nt(ra, rb, rd, accumulate, s);
-        },
-        nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("accumulate"), nb::arg("stream") = nb::none());
     m.def("bf16_gemm_config", &bf16_gemm_config, nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::arg("mn_major_a"),
           nb::arg("mn_major_b"), nb::arg("out_f32"), nb::arg("accumulate"), nb::arg("device"));
 
