@@ -10,12 +10,12 @@
 
 namespace tessera {
 
-// d [M, N] (BF16 or FP32, row-major) = a [M, K] · b [N, K]ᵀ, or d += that with `accumulate` (a caller who has C
-// copies it into d first, as DeepGEMM does). a and b are BF16, each K-major (stride(-1) == 1) or MN-major
-// (stride(-2) == 1: the transpose of a row-major [K, M] / [K, N] tensor), so all four layouts (nt, nn, tn, tt) run
-// without a copy. Rows of 16 bytes for TMA: K % 8 == 0 for K-major operands, M (N) % 8 == 0 for MN-major ones, N % 8
-// (BF16 d) or % 4 (FP32 d). Throws InvalidArgument / TypeMismatch before anything is launched.
-void bf16_gemm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d, bool accumulate, Stream stream);
+// d [M, N] (BF16 or FP32, row-major) = c + a [M, K] · b [N, K]ᵀ; c (nullptr: none) has d's dtype and shape and may be
+// d itself, else it is copied into d on the stream once every argument has passed its checks. a and b are BF16,
+// each K-major (stride(-1) == 1) or MN-major (stride(-2) == 1: the transpose of a row-major [K, M] / [K, N] tensor),
+// so all four layouts (nt, nn, tn, tt) run without a copy. Rows of 16 bytes for TMA: K % 8 == 0 for K-major operands,
+// M (N) % 8 == 0 for MN-major ones, N % 8 (BF16 d) or % 4 (FP32 d). Throws InvalidArgument / TypeMismatch before anything is launched.
+void bf16_gemm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d, const TensorRef* c, Stream stream);
 
 // m-grouped BF16 GEMMs (MoE), the layouts of the FP8 ones: d [M, N] BF16 with rows r = a [M, K] rows r times b[g]ᵀ,
 // b [G, N, K] K-major or MN-major (each group packed: the transpose of a row-major [G, K, N]); K % 64 == 0.
@@ -29,10 +29,10 @@ void m_grouped_bf16_gemm_nt_contiguous(const TensorRef& a, const TensorRef& b, c
 void m_grouped_bf16_gemm_nt_masked(const TensorRef& a, const TensorRef& b, const TensorRef& d,
                                    const TensorRef& masked_m, std::int64_t expected_m, Stream stream);
 
-// k-grouped weight gradient (TN): d [G, M, N] FP32 += a_gᵀ · b_g for each group g, where a [sum K, M] and b [sum K,
-// N] are row-major and group g holds rows [k_0 + ... + k_{g-1}, + k_g) of both; ks (host) gives each k_g, a multiple
-// of 128 (0: the group is left as it is), ks_tensor the same on the device. The caller has copied C into d.
-void k_grouped_bf16_gemm_tn_contiguous(const TensorRef& a, const TensorRef& b, const TensorRef& d,
+// k-grouped weight gradient (TN): d[g] [M, N] FP32 = c[g] + a_gᵀ · b_g for each group g, where a [sum K, M] and b
+// [sum K, N] are row-major and group g holds rows [k_0 + ... + k_{g-1}, + k_g) of both; ks (host) gives each k_g, a
+// multiple of 128 (0: D[g] = C[g]), ks_tensor the same on the device; c may be d itself.
+void k_grouped_bf16_gemm_tn_contiguous(const TensorRef& a, const TensorRef& b, const TensorRef& d, const TensorRef& c,
                                        const std::vector<std::int64_t>& ks, const TensorRef& ks_tensor, Stream stream);
 
 // The plan bf16_gemm_nt makes for a problem on `device` ("block 128x256x64, 4 stages, ..."); compiles its kernel.

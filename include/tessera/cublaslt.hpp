@@ -7,11 +7,11 @@
 
 namespace tessera {
 
-// d [M, N] (row-major, BF16 or FP32) = a [M, K] · b [N, K]ᵀ, or d += that with `accumulate` (a caller with C copies
-// it into d first). a and b are both BF16, each K-major or MN-major (as their strides say), or both FP8 e4m3 and
-// K-major (unscaled: cuBLASLt's FP8 layout). FP32 compute, FP8 fast accumulation off, the SM count target of
-// set_num_sms; a private handle and a 32 MiB workspace per device. Throws InvalidArgument / TypeMismatch before
-// anything runs, Unsupported when cuBLASLt has no algorithm for the problem.
-void cublaslt_gemm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d, bool accumulate, Stream stream);
+// d [M, N] (row-major, BF16 or FP32) = c + a [M, K] · b [N, K]ᵀ; c (nullptr: none) has d's dtype and shape, row-major,
+// and may be d itself (cuBLASLt reads it in place). a and b are both BF16, each K-major or MN-major (as their
+// strides say), or both FP8 e4m3 and K-major (unscaled: cuBLASLt's FP8 layout). FP32 compute, FP8 fast accumulation
+// off, the SM count target of set_num_sms; a private handle and a 32 MiB workspace per device. Throws
+// InvalidArgument / TypeMismatch before anything runs, Unsupported when cuBLASLt has no algorithm for the problem.
+void cublaslt_gemm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d, const TensorRef* c, Stream stream);
 
 }  // namespace tessera

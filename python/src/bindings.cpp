@@ -408,17 +408,18 @@ nb::tuple plan_tuple(const LayoutPlan& p) {
 }
 
 // `name`(a, b, d, accumulate, stream=None) for a C++ GEMM of that signature, launched with the GIL released.
-using DenseGemm = void (*)(const TensorRef&, const TensorRef&, const TensorRef&, bool, Stream);
+using DenseGemm = void (*)(const TensorRef&, const TensorRef&, const TensorRef&, const TensorRef*, Stream);
 void def_dense_gemm(nb::module_& m, const char* name, DenseGemm gemm) {
     m.def(
         name,
-        [gemm](nb::handle a, nb::handle b, nb::handle d, bool accumulate, std::optional<std::uintptr_t> stream) {
+        [gemm](nb::handle a, nb::handle b, nb::handle d, nb::handle c, std::optional<std::uintptr_t> stream) {
             const TensorRef ra = to_ref(a, "a"), rb = to_ref(b, "b"), rd = to_ref(d, "d");
+            const std::optional<TensorRef> rc = to_optional_ref(c, "c");
             const Stream s = stream_for(ra, stream);
             nb::gil_scoped_release release;
-            gemm(ra, rb, rd, accumulate, s);
+            gemm(ra, rb, rd, rc ? &*rc : nullptr, s);
         },
-        nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("accumulate"), nb::arg("stream") = nb::none());
+        nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("c") = nb::none(), nb::arg("stream") = nb::none());
 }
 
 // A Python exception class named tessera.`name`, deriving from `base` and RuntimeError. Created once per process
@@ -601,15 +602,16 @@ NB_MODULE(_C, m) {
         nb::arg("stream") = nb::none());
     m.def(
         "k_grouped_bf16_gemm_tn_contiguous",
-        [](nb::handle a, nb::handle b, nb::handle d, const std::vector<std::int64_t>& ks, nb::handle ks_tensor,
-           std::optional<std::uintptr_t> stream) {
-            const TensorRef ra = to_ref(a, "a"), rb = to_ref(b, "b"), rd = to_ref(d, "d"),
+        [](nb::handle a, nb::handle b, nb::handle d, nb::handle c, const std::vector<std::int64_t>& ks,
+           nb::handle ks_tensor, std::optional<std::uintptr_t> stream) {
+            const TensorRef ra = to_ref(a, "a"), rb = to_ref(b, "b"), rd = to_ref(d, "d"), rc = to_ref(c, "c"),
                             rk = to_ref(ks_tensor, "grouped_layout");
             const Stream s = stream_for(ra, stream);
             nb::gil_scoped_release release;
-            k_grouped_bf16_gemm_tn_contiguous(ra, rb, rd, ks, rk, s);
+            k_grouped_bf16_gemm_tn_contiguous(ra, rb, rd, rc, ks, rk, s);
         },
-        nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("ks"), nb::arg("ks_tensor"), nb::arg("stream") = nb::none());
+        nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("c"), nb::arg("ks"), nb::arg("ks_tensor"),
+        nb::arg("stream") = nb::none());
     m.def("bf16_gemm_config", &bf16_gemm_config, nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::arg("mn_major_a"),
           nb::arg("mn_major_b"), nb::arg("out_f32"), nb::arg("accumulate"), nb::arg("device"));
 

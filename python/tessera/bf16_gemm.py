@@ -8,51 +8,8 @@ then they raise NotImplementedError (tessera/_pending.py) and these functions ar
 import torch
 
 from . import _C
-from ._C import InvalidArgument, TypeMismatch
-
-_OUT_DTYPES = (torch.bfloat16, torch.float32)
-
-
-def _check(op, name, t, dtypes, ndim=2):
-    if not isinstance(t, torch.Tensor):
-        raise TypeMismatch(f"{op}: argument '{name}': expected a torch.Tensor, got {type(t).__name__}")
-    if t.dtype not in dtypes:
-        names = " or ".join(str(x).replace("torch.", "") for x in dtypes)
-        raise TypeMismatch(f"{op}: argument '{name}': expected dtype {names}, got {str(t.dtype).replace('torch.', '')}")
-    if t.dim() != ndim:
-        raise InvalidArgument(f"{op}: argument '{name}': expected {ndim} dimensions, got shape {tuple(t.shape)}")
-
-
-def _gemm(op, a, b, d, c, launch, in_dtypes=(torch.bfloat16,)):
-    """a [M, K], b [N, K] (any majors), d [M, N]: d = c + a @ b.T through launch(a, b, d, accumulate)."""
-    _check(op, "a", a, in_dtypes)
-    _check(op, "b", b, (a.dtype,))
-    _check(op, "d", d, _OUT_DTYPES)
-    m, k = a.shape
-    if b.shape[1] != k:
-        raise InvalidArgument(f"{op}: argument 'b': expected K = {k} (from a), got shape {tuple(b.shape)}")
-    if tuple(d.shape) != (m, b.shape[0]):
-        raise InvalidArgument(f"{op}: argument 'd': expected shape {(m, b.shape[0])}, got {tuple(d.shape)}")
-    accumulate = c is not None
-    if accumulate:
-        _check(op, "c", c, (d.dtype,))
-        if tuple(c.shape) != tuple(d.shape):
-            raise InvalidArgument(f"{op}: argument 'c': expected shape {tuple(d.shape)} (that of d), got "
-                                  f"{tuple(c.shape)}")
-        if c.data_ptr() == d.data_ptr():
-            if c.stride() != d.stride():
-                raise InvalidArgument(f"{op}: argument 'c': shares storage with d but has strides {c.stride()}, "
-                                      f"d {d.stride()}")
-        else:
-            d.copy_(c)
-    if d.numel() == 0:
-        return
-    if k == 0:  # an empty product: D = C, or zeros
-        if not accumulate:
-            d.zero_()
-        return
-    launch(a, b, d, accumulate)
-
+from ._args import check_tensor as _check, gemm_nt as _gemm
+from ._C import InvalidArgument
 
 def _bf16_gemm(op, a, b, d, c):
     _gemm(op, a, b, d, c, _C.bf16_gemm_nt)
@@ -134,6 +91,4 @@ def _k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, 
     _check(op, "c", c, (torch.float32,), ndim=3)
     if tuple(c.shape) != tuple(d.shape):
         raise InvalidArgument(f"{op}: argument 'c': expected shape {tuple(d.shape)} (that of d), got {tuple(c.shape)}")
-    if c.data_ptr() != d.data_ptr():
-        d.copy_(c)
-    _C.k_grouped_bf16_gemm_tn_contiguous(a, b, d, [int(k) for k in ks_cpu], grouped_layout)
+    _C.k_grouped_bf16_gemm_tn_contiguous(a, b, d, c, [int(k) for k in ks_cpu], grouped_layout)

@@ -4,7 +4,7 @@ reference its tests time the library's kernels against. A and B are BF16 in any 
 import torch
 
 from . import _C
-from .bf16_gemm import _check, _gemm
+from ._args import check_tensor as _check, gemm_nt as _gemm
 
 _IN = (torch.bfloat16, torch.float8_e4m3fn)
 

@@ -48,6 +48,56 @@ std::vector<Fp8Problem> fp8_grouped_problems(int num_sms) {
     return problems;
 }
 
+// The problems of DeepGEMM's BF16 test as planned for `num_sms` SMs, the kernels the compile checks build: dense
+// (M = 1, 128, 4096 over its (N, K) pairs; each layout; BF16 and FP32 D; with and without accumulation), m-grouped
+// (contiguous, psum, masked) and k-grouped.
+std::vector<jit::KernelSpec> bf16_specs(int num_sms) {
+    std::vector<jit::KernelSpec> specs;
+    const std::int64_t nk[][2] = {{2112, 7168}, {576, 7168}, {24576, 1536}, {32768, 512},
+                                  {7168, 16384}, {4096, 7168}, {7168, 2048}};
+    const auto add = [&](heuristics::Bf16GemmProblem p, ops::GemmKind kind = ops::GemmKind::kDense) {
+        p.num_sms = num_sms;
+        const jit::KernelSpec spec = ops::make_bf16_gemm_spec(heuristics::choose_bf16_gemm_config(p), p, kind);
+        if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
+    };
+    for (auto [n, k] : nk) {
+        for (std::int64_t m : {1, 128, 4096}) {
+            add({m, n, k});                                       // forward, BF16 out
+            add({m, n, k, false, false, false, true});            // forward, BF16 out, C = D accumulated
+        }
+        add({4096, k, n, false, true});                           // dgrad: B MN-major
+        add({n, 4096, k, true, true, true, true});                // wgrad: both MN-major, FP32 D += A·B
+        add({n, 4096, k, true, true});                            // wgrad into BF16
+    }
+    add({4096, 256, 7168, false, false, true});                   // FP32 out
+    // m-grouped (the kernel's kinds; the host ops route to them next): contiguous with B K- or MN-major at the
+    // 128-row alignment, psum and masked (expected rows per group), over DeepGEMM's grouped (N, K).
+    const std::int64_t grouped_nk[][2] = {{6144, 7168}, {7168, 3072}, {4096, 4096}, {4096, 2048}};
+    for (auto [n, k] : grouped_nk) {
+        for (bool mn_b : {false, true}) {
+            heuristics::Bf16GemmProblem p{32768, n, k, false, mn_b};
+            p.block_m = 128;
+            add(p, ops::GemmKind::kContiguous);
+            heuristics::Bf16GemmProblem psum{4096, n, k, false, mn_b};
+            psum.num_groups = 8;
+            add(psum, ops::GemmKind::kPsum);
+        }
+        for (auto [groups, expected] : {std::pair<int, int>{32, 192}, {6, 1024}, {32, 20}}) {
+            heuristics::Bf16GemmProblem p{expected, n, k};
+            p.num_groups = groups;
+            add(p, ops::GemmKind::kMasked);
+        }
+    }
+    // k-grouped weight gradients (TN, FP32 D[g] = C[g] + A_gᵀ B_g) over DeepGEMM's grouped shapes.
+    for (auto [groups, m, n] : {std::tuple<int, int, int>{4, 4096, 7168}, {4, 7168, 2048}, {8, 4096, 7168},
+                                {16, 7168, 2048}}) {
+        heuristics::Bf16GemmProblem p{m, n, ops::kKGroupedPlanK, true, true, true, true};
+        p.num_groups = groups;
+        add(p, ops::GemmKind::kKGrouped);
+    }
+    return specs;
+}
+
 }  // namespace
 
 aot::Suite suite(std::string_view name, int num_sms) {
@@ -80,7 +130,7 @@ std::vector<jit::KernelSpec> catalog_specs(std::string_view suite_name, int num_
     for (const Fp8Problem& p : s.fp8_problems) add(ops::plan_fp8_problem(p, "catalog").spec);
     // The BF16 family is built by the compile checks ("all") before the public API routes to it.
     if (suite_name == "all")
-        for (const jit::KernelSpec& spec : ops::bf16_catalog_specs(num_sms)) add(spec);
+        for (const jit::KernelSpec& spec : bf16_specs(num_sms)) add(spec);
     return specs;
 }
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <mutex>
-#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -18,8 +17,8 @@ namespace {
 
 struct Bf16PlanKeyHash {
     std::size_t operator()(const Bf16PlanKey& k) const noexcept {
-        return hash_fields({k.m, k.n, k.k, k.mn_major_a, k.mn_major_b, k.out_f32, k.accumulate, static_cast<int>(k.kind),
-                            k.num_groups, k.block_m, k.num_sms, k.device, k.block_n_multiple});
+        return hash_fields({k.m, k.n, k.k, k.mn_major_a, k.mn_major_b, k.out_f32, k.accumulate,
+                            static_cast<int>(k.kind), k.num_groups, k.block_m, k.num_sms, k.device, k.block_n_multiple});
     }
 };
 
@@ -43,53 +42,6 @@ jit::KernelSpec make_bf16_gemm_spec(const heuristics::Bf16GemmConfig& c, const h
         .set("kOutF32", p.out_f32 ? 1 : 0)
         .set("kAccumulate", p.accumulate ? 1 : 0);
     return spec;
-}
-
-std::vector<jit::KernelSpec> bf16_catalog_specs(int num_sms) {
-    std::vector<jit::KernelSpec> specs;
-    const std::int64_t nk[][2] = {{2112, 7168}, {576, 7168}, {24576, 1536}, {32768, 512},
-                                  {7168, 16384}, {4096, 7168}, {7168, 2048}};
-    const auto add = [&](heuristics::Bf16GemmProblem p, GemmKind kind = GemmKind::kDense) {
-        p.num_sms = num_sms;
-        const jit::KernelSpec spec = make_bf16_gemm_spec(heuristics::choose_bf16_gemm_config(p), p, kind);
-        if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
-    };
-    for (auto [n, k] : nk) {
-        for (std::int64_t m : {1, 128, 4096}) {
-            add({m, n, k});                                       // forward, BF16 out
-            add({m, n, k, false, false, false, true});            // forward, BF16 out, C = D accumulated
-        }
-        add({4096, k, n, false, true});                           // dgrad: B MN-major
-        add({n, 4096, k, true, true, true, true});                // wgrad: both MN-major, FP32 D += A·B
-        add({n, 4096, k, true, true});                            // wgrad into BF16
-    }
-    add({4096, 256, 7168, false, false, true});                   // FP32 out
-    // m-grouped (the kernel's kinds; the host ops route to them next): contiguous with B K- or MN-major at the
-    // 128-row alignment, psum and masked (expected rows per group), over DeepGEMM's grouped (N, K).
-    const std::int64_t grouped_nk[][2] = {{6144, 7168}, {7168, 3072}, {4096, 4096}, {4096, 2048}};
-    for (auto [n, k] : grouped_nk) {
-        for (bool mn_b : {false, true}) {
-            heuristics::Bf16GemmProblem p{32768, n, k, false, mn_b};
-            p.block_m = 128;
-            add(p, GemmKind::kContiguous);
-            heuristics::Bf16GemmProblem psum{4096, n, k, false, mn_b};
-            psum.num_groups = 8;
-            add(psum, GemmKind::kPsum);
-        }
-        for (auto [groups, expected] : {std::pair<int, int>{32, 192}, {6, 1024}, {32, 20}}) {
-            heuristics::Bf16GemmProblem p{expected, n, k};
-            p.num_groups = groups;
-            add(p, GemmKind::kMasked);
-        }
-    }
-    // k-grouped weight gradients (TN, FP32 D[g] = C[g] + A_gᵀ B_g) over DeepGEMM's grouped shapes.
-    for (auto [groups, m, n] : {std::tuple<int, int, int>{4, 4096, 7168}, {4, 7168, 2048}, {8, 4096, 7168},
-                                {16, 7168, 2048}}) {
-        heuristics::Bf16GemmProblem p{m, n, kKGroupedPlanK, true, true, true, true};
-        p.num_groups = groups;
-        add(p, GemmKind::kKGrouped);
-    }
-    return specs;
 }
 
 const Bf16Plan& bf16_plan(const Bf16PlanKey& key, const char* op) {
@@ -144,15 +96,13 @@ CUtensorMap bf16_operand_map(const void* data, bool mn_major, std::int64_t rows,
         map_2d(data, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, k, rows, row_stride, 64, block_rows, TmaSwizzle::k128B));
 }
 
-void check_bf16_output(const char* op, const TensorRef& d, std::int64_t n, bool f32_allowed) {
-    const bool f32 = d.dtype == DType::kFloat32;
-    check_tma_n({op, "d"}, n, f32 ? 4 : 8);
+void check_bf16_output(const char* op, const TensorRef& d, std::int64_t n) {
+    check_tma_n({op, "d"}, n, d.dtype == DType::kFloat32 ? 4 : 8);
     TESSERA_CHECK(d.stride(-1) == 1 && (d.stride(-2) * dtype_size(d.dtype)) % 16 == 0, op,
                   ": argument 'd': expected row-major with a row stride of a multiple of 16 bytes, got strides ",
                   strides_string(d));
     TESSERA_CHECK(reinterpret_cast<std::uintptr_t>(d.data) % 16 == 0, op,
                   ": argument 'd': expected a 16-byte aligned data pointer (TMA), got ", d.data);
-    TESSERA_CHECK(f32_allowed || !f32, op, ": argument 'd': expected dtype bfloat16, got float32");
 }
 
 void launch_bf16_gemm(const Bf16Plan& plan, const void* params, std::size_t bytes, Stream stream, int device) {

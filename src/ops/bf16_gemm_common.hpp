@@ -8,17 +8,13 @@
 #include "heuristics/bf16_gemm_plan.hpp"
 #include "jit/jit.hpp"
 #include "jit/spec.hpp"
-#include "ops/fp8_gemm_common.hpp"
+#include "ops/gemm_common.hpp"
+#include "tessera/layout.hpp"
 
 namespace tessera::ops {
 
 jit::KernelSpec make_bf16_gemm_spec(const heuristics::Bf16GemmConfig& c, const heuristics::Bf16GemmProblem& p,
                                     GemmKind kind);
-
-// The problems of DeepGEMM's BF16 test as planned for `num_sms` SMs, the kernels the compile checks build: dense
-// (M = 1, 128, 4096 over its (N, K) pairs; each layout; BF16 and FP32 D; with and without accumulation) and m-grouped
-// (contiguous, psum, masked).
-std::vector<jit::KernelSpec> bf16_catalog_specs(int num_sms);
 
 // k-grouped plans are shared by every K: their tiles are ranked as for this K per group (DeepGEMM's groups hold
 // 2000-8800), the weight of the FP32 epilogue against the mainloop.
@@ -59,8 +55,8 @@ bool mn_major_operand(const char* op, const char* name, const TensorRef& t);
 // and 64 K elements; row_stride is the stride between rows (K-major) or between K rows (MN-major), in elements.
 CUtensorMap bf16_operand_map(const void* data, bool mn_major, std::int64_t rows, std::int64_t k,
                              std::int64_t row_stride, int block_rows);
-// d row-major BF16 (or FP32 where allowed), 16-byte rows and base.
-void check_bf16_output(const char* op, const TensorRef& d, std::int64_t n, bool f32_allowed);
+// d row-major (its dtype checked before), 16-byte rows and base.
+void check_bf16_output(const char* op, const TensorRef& d, std::int64_t n);
 
 void launch_bf16_gemm(const Bf16Plan& plan, const void* params, std::size_t bytes, Stream stream, int device);
 inline void launch_bf16_gemm(const Bf16Plan& plan, const Bf16GemmParams& params, Stream stream, int device) {

@@ -51,7 +51,7 @@ GroupedB check_operands(const char* op, const TensorRef& a, const TensorRef& b, 
                   "== ", group_stride, "), got strides ", ops::strides_string(b));
     TESSERA_CHECK(d.size(-1) == n, op, ": argument 'd': expected N = ", n, " columns (from b), got shape ",
                   ops::shape_string(d));
-    ops::check_bf16_output(op, d, n, false);
+    ops::check_bf16_output(op, d, n);
     return {groups, n, mn_b};
 }
 
@@ -62,16 +62,16 @@ ops::Bf16PlanKey grouped_key(std::int64_t m, std::int64_t n, std::int64_t k, boo
 }
 
 // Maps and parameters every m-grouped call shares: A [rows][K], B [G*N][K] or [G*K][N], D [rows][N].
-ops::Bf16GemmParams grouped_params(const heuristics::Bf16GemmConfig& c, const TensorRef& a, std::int64_t a_rows,
+ops::Bf16GemmParams grouped_params(const heuristics::Bf16GemmConfig& cfg, const TensorRef& a, std::int64_t a_rows,
                                    const TensorRef& b, const GroupedB& gb, const TensorRef& d, std::int64_t m,
                                    const TensorRef& layout) {
     const std::int64_t k = a.size(-1);
     ops::Bf16GemmParams params{};
-    params.tensor_map_a = ops::bf16_operand_map(a.data, false, a_rows, k, a.stride(-2), c.block_m);
+    params.tensor_map_a = ops::bf16_operand_map(a.data, false, a_rows, k, a.stride(-2), cfg.block_m);
     params.tensor_map_b = gb.mn_major
-                              ? ops::bf16_operand_map(b.data, true, gb.n, gb.groups * k, b.stride(2), c.block_n)
-                              : ops::bf16_operand_map(b.data, false, gb.groups * gb.n, k, b.stride(1), c.block_n);
-    params.tensor_map_d = ops::d_store_map(d, c.store_box_n, c.swizzle_d_bytes);
+                              ? ops::bf16_operand_map(b.data, true, gb.n, gb.groups * k, b.stride(2), cfg.block_n)
+                              : ops::bf16_operand_map(b.data, false, gb.groups * gb.n, k, b.stride(1), cfg.block_n);
+    params.tensor_map_d = ops::d_store_map(d, cfg.store_box_n, cfg.swizzle_d_bytes);
     ops::set_gemm_dims(params, m, gb.n, k, d);
     params.num_groups = static_cast<std::uint32_t>(gb.groups);
     params.grouped_layout = static_cast<const std::int32_t*>(layout.data);
@@ -127,7 +127,7 @@ void m_grouped_bf16_gemm_nt_masked(const TensorRef& a, const TensorRef& b, const
                           device);
 }
 
-void k_grouped_bf16_gemm_tn_contiguous(const TensorRef& a, const TensorRef& b, const TensorRef& d,
+void k_grouped_bf16_gemm_tn_contiguous(const TensorRef& a, const TensorRef& b, const TensorRef& d, const TensorRef& c,
                                        const std::vector<std::int64_t>& ks, const TensorRef& ks_tensor, Stream stream) {
     constexpr const char* kOp = "k_grouped_bf16_gemm_tn_contiguous";
     for (auto [name, t] : {std::pair<const char*, const TensorRef*>{"a", &a}, {"b", &b}, {"d", &d},
@@ -164,18 +164,20 @@ void k_grouped_bf16_gemm_tn_contiguous(const TensorRef& a, const TensorRef& b, c
         TESSERA_CHECK(t->stride(1) == 1 && (t->stride(0) * 2) % 16 == 0, kOp, ": argument '", name,
                       "': expected row-major [sum K, MN] with 16-byte rows (MN-major), got strides ",
                       ops::strides_string(*t));
-    ops::check_bf16_output(kOp, d, n, true);
+    ops::check_bf16_output(kOp, d, n);
+    ops::check_c(kOp, c, d);
+    ops::copy_c_into_d(c, d, stream);
     if (sum == 0) return;  // every group empty: D = C
     const int device = a.device.index;
     const ops::Bf16PlanKey key{m,  n,      ops::kKGroupedPlanK, true, true, true, true, ops::GemmKind::kKGrouped,
                                static_cast<int>(groups), 0, ops::plan_num_sms(device), device,
                                options().block_n_multiple};
     const ops::Bf16Plan& plan = ops::bf16_plan(key, kOp);
-    const heuristics::Bf16GemmConfig& c = plan.config;
+    const heuristics::Bf16GemmConfig& cfg = plan.config;
     ops::Bf16GemmParams base{};
-    base.tensor_map_a = ops::bf16_operand_map(a.data, true, m, total_k, a.stride(0), c.block_m);
-    base.tensor_map_b = ops::bf16_operand_map(b.data, true, n, total_k, b.stride(0), c.block_n);
-    base.tensor_map_d = ops::d_store_map(d, c.store_box_n, c.swizzle_d_bytes);
+    base.tensor_map_a = ops::bf16_operand_map(a.data, true, m, total_k, a.stride(0), cfg.block_m);
+    base.tensor_map_b = ops::bf16_operand_map(b.data, true, n, total_k, b.stride(0), cfg.block_n);
+    base.tensor_map_d = ops::d_store_map(d, cfg.store_box_n, cfg.swizzle_d_bytes);
     ops::set_gemm_dims(base, m, n, 0, d);
     base.num_groups = static_cast<std::uint32_t>(groups);
     // The kernel's KGroupedParams: BaseParams, then uint32 group_k[G] and group_sf_k0[G], padded to 64 bytes.

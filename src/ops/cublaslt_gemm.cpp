@@ -1,7 +1,7 @@
 // cublaslt_gemm_nt: validate -> cuBLASLt descriptors for the row-major problem -> heuristic algorithm -> matmul.
 //
 // cuBLASLt is column-major: a row-major D [M, N] is its [N, M] with the same leading dimension, so tessera asks it
-// for Dᵀ = B · Aᵀ, passing b as its first operand and a as its second.
+// for Dᵀ = B · Aᵀ (+ Cᵀ), passing b as its first operand and a as its second.
 #include "tessera/cublaslt.hpp"
 
 #include <map>
@@ -49,7 +49,7 @@ const DeviceState& device_state(int device) {
 
 // RAII for the per-call descriptors.
 struct Layouts {
-    cublasLtMatrixLayout_t items[3] = {nullptr, nullptr, nullptr};
+    cublasLtMatrixLayout_t items[4] = {nullptr, nullptr, nullptr, nullptr};
     ~Layouts() {
         for (auto l : items)
             if (l) lt().cublasLtMatrixLayoutDestroy(l);
@@ -74,7 +74,7 @@ cudaDataType_t data_type(DType t) {
 
 }  // namespace
 
-void cublaslt_gemm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d, bool accumulate, Stream stream) {
+void cublaslt_gemm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d, const TensorRef* c, Stream stream) {
     for (auto [name, t] : {std::pair<const char*, const TensorRef*>{"a", &a}, {"b", &b}, {"d", &d}}) {
         ops::check_ndim({kOp, name}, *t, {2});
         ops::check_cuda({kOp, name}, *t);
@@ -92,6 +92,7 @@ void cublaslt_gemm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d
                   "strides ", ops::strides_string(a), " and ", ops::strides_string(b));
     TESSERA_CHECK(d.stride(1) == 1 || d.size(1) <= 1, kOp, ": argument 'd': expected row-major, got strides ",
                   ops::strides_string(d));
+    if (c != nullptr) ops::check_c(kOp, *c, d);
 
     const int device = a.device.index;
     const DeviceState& state = device_state(device);
@@ -120,6 +121,11 @@ void cublaslt_gemm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d
     check(lt().cublasLtMatrixLayoutCreate(&layouts.items[2], data_type(d.dtype), n, m,
                                           std::max<std::int64_t>(d.stride(0), n)),
           "MatrixLayoutCreate (d)");
+    // C: read by cuBLASLt where it lies (d itself, or another row-major tensor of d's shape).
+    const TensorRef& cref = c != nullptr ? *c : d;
+    check(lt().cublasLtMatrixLayoutCreate(&layouts.items[3], data_type(d.dtype), n, m,
+                                          std::max<std::int64_t>(cref.stride(0), n)),
+          "MatrixLayoutCreate (c)");
 
     check(lt().cublasLtMatmulPreferenceCreate(&desc.pref), "MatmulPreferenceCreate");
     const std::uint64_t workspace = kWorkspaceBytes;
@@ -129,15 +135,15 @@ void cublaslt_gemm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d
     cublasLtMatmulHeuristicResult_t heuristic{};
     int found = 0;
     check(lt().cublasLtMatmulAlgoGetHeuristic(state.handle, desc.desc, layouts.items[0], layouts.items[1],
-                                              layouts.items[2], layouts.items[2], desc.pref, 1, &heuristic, &found),
+                                              layouts.items[3], layouts.items[2], desc.pref, 1, &heuristic, &found),
           "MatmulAlgoGetHeuristic");
     if (found == 0)
         throw Unsupported(detail::str_cat(kOp, ": cuBLASLt found no algorithm for the GEMM (m=", m, " n=", n, " k=", k,
                                           ")"));
-    const float alpha = 1.f, beta = accumulate ? 1.f : 0.f;
+    const float alpha = 1.f, beta = c != nullptr ? 1.f : 0.f;
     runtime::make_current(device);
     check(lt().cublasLtMatmul(state.handle, desc.desc, &alpha, b.data, layouts.items[0], a.data, layouts.items[1],
-                              &beta, d.data, layouts.items[2], d.data, layouts.items[2], &heuristic.algo,
+                              &beta, cref.data, layouts.items[3], d.data, layouts.items[2], &heuristic.algo,
                               reinterpret_cast<void*>(state.workspace), kWorkspaceBytes,
                               static_cast<cudaStream_t>(stream)),
           "Matmul");

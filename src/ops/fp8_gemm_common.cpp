@@ -36,30 +36,6 @@ KGroupedParamBytes::KGroupedParamBytes(const Fp8GemmParams& base, const std::vec
     std::memcpy(out + sf_at, sf_k0.data(), 4 * groups);
 }
 
-runtime::TmaDesc2d map_2d(const void* base, CUtensorMapDataType type, int bytes, std::int64_t inner,
-                          std::int64_t outer, std::int64_t stride_elems, int box_inner, int box_outer,
-                          runtime::TmaSwizzle swizzle) {
-    runtime::TmaDesc2d m;
-    m.base = base;
-    m.dtype = type;
-    m.element_bytes = bytes;
-    m.inner = static_cast<std::uint64_t>(inner);
-    m.outer = static_cast<std::uint64_t>(outer);
-    m.outer_stride_bytes = static_cast<std::uint64_t>(stride_elems * bytes);
-    m.box_inner = static_cast<std::uint32_t>(box_inner);
-    m.box_outer = static_cast<std::uint32_t>(box_outer);
-    m.swizzle = swizzle;
-    return m;
-}
-
-CUtensorMap d_store_map(const TensorRef& d, int box_n, int swizzle_bytes) {
-    const bool f32 = d.dtype == DType::kFloat32;
-    const std::int64_t rows = d.ndim == 3 ? d.size(0) * d.size(1) : d.size(0);  // groups packed one after another
-    return runtime::encode_tma_2d(map_2d(d.data, f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-                                         f32 ? 4 : 2, d.size(-1), rows, d.stride(-2), box_n, 64,
-                                         static_cast<runtime::TmaSwizzle>(swizzle_bytes)));
-}
-
 void check_tma_operand(Arg arg, const TensorRef& t) {
     TESSERA_CHECK(t.stride(-1) == 1 || t.size(-1) <= 1, arg.op, ": argument '", arg.name,
                   "': expected K-major (stride(-1) == 1; MN-major FP8 operands are not supported on SM90), got strides ",
@@ -70,16 +46,6 @@ void check_tma_operand(Arg arg, const TensorRef& t) {
                       t.stride(dim) * dtype_size(t.dtype), " bytes in dimension ", dim);
     TESSERA_CHECK(reinterpret_cast<std::uintptr_t>(t.data) % 16 == 0, arg.op, ": argument '", arg.name,
                   "': expected a 16-byte aligned data pointer (TMA), got ", t.data);
-}
-
-void check_tma_k(Arg arg, std::int64_t k) {
-    TESSERA_CHECK(k > 0 && k % 16 == 0, arg.op, ": argument '", arg.name,
-                  "': expected K > 0 and a multiple of 16 (TMA rows of 16 bytes), got K = ", k);
-}
-
-void check_tma_n(Arg arg, std::int64_t n, int n_multiple) {
-    TESSERA_CHECK(n > 0 && n % n_multiple == 0, arg.op, ": argument '", arg.name, "': expected N > 0 and a multiple of ",
-                  n_multiple, " (16-byte output rows), got N = ", n);
 }
 
 bool sf_mn_major_aligned(const TensorRef& sf, std::int64_t mn, std::int64_t sf_k) {
@@ -285,22 +251,6 @@ const Fp8Plan& fp8_plan(const Fp8PlanKey& asked, const char* op) {
     last_key = key;
     last_plan = &stored;
     return stored;
-}
-
-int contiguous_block_m(const char* op) {
-    const int alignment = get_mk_alignment_for_contiguous_layout();
-    const int block_m = alignment % 128 == 0 ? 128 : alignment % 64 == 0 ? 64 : 0;
-    if (block_m == 0)
-        throw Unsupported(detail::str_cat(op, ": the per-row expert layout needs segments aligned to a multiple of 64 "
-                                          "rows (get_mk_alignment_for_contiguous_layout() = ", alignment,
-                                          "); use 64, 128 or the psum layout"));
-    return block_m;
-}
-
-int plan_num_sms(int device) {
-    const int all = runtime::device_info(device).num_sms;
-    const int set = options().num_sms;
-    return set > 0 && set < all ? set : all;
 }
 
 jit::LaunchConfig fp8_launch_config(const heuristics::Fp8GemmConfig& c, Stream stream, int device) {

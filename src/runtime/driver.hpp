@@ -37,6 +37,7 @@ namespace tessera::runtime {
     X(cuMemcpyHtoD)                 \
     X(cuMemcpyDtoH)                 \
     X(cuMemsetD8Async)              \
+    X(cuMemcpy2DAsync)              \
     X(cuMemsetD32Async)             \
     X(cuStreamCreate)               \
     X(cuStreamDestroy)              \

@@ -101,3 +101,19 @@ def test_cublaslt_arguments_are_checked_before_the_library():
         lt._cublaslt_gemm_nt(torch.zeros(4, 8), bf16(4, 8), bf16(4, 4))
     with pytest.raises(tessera.InvalidArgument, match="cublaslt_gemm_nt: argument 'a': expected a CUDA tensor"):
         lt._cublaslt_gemm_nt(bf16(4, 8), bf16(4, 8), bf16(4, 4))
+
+
+def test_a_rejected_call_with_c_leaves_d_untouched():
+    # c is copied into d by the op itself, after every check: here the op refuses host memory, so d keeps its values.
+    from tessera import cublaslt as lt
+    c = torch.ones(4, 4, dtype=torch.bfloat16)
+    for fn in (g._bf16_gemm_nt, lt._cublaslt_gemm_nt):
+        d = torch.full((4, 4), 7.0, dtype=torch.bfloat16)
+        with pytest.raises(tessera.InvalidArgument, match="expected a CUDA tensor"):
+            fn(bf16(4, 8), bf16(4, 8), d, c=c)
+        assert torch.equal(d, torch.full_like(d, 7.0))
+    d3 = torch.full((2, 64, 32), 7.0)
+    with pytest.raises(tessera.InvalidArgument, match="expected a CUDA tensor"):
+        g._k_grouped_bf16_gemm_tn_contiguous(bf16(256, 64), bf16(256, 32), d3, [128, 128],
+                                             torch.tensor([128, 128], dtype=torch.int32), c=torch.ones(2, 64, 32))
+    assert torch.equal(d3, torch.full_like(d3, 7.0))

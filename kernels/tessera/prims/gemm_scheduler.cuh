@@ -57,8 +57,8 @@ struct GemmTile {
     uint32_t d_row;          // first row of the tile in D's 2-D tensor map
     uint32_t sfa_col;        // first row of the tile in the SFA map's inner (MN) dimension
     uint32_t sf_k0;          // k-block offset of the group in the SF maps' outer dimension
-    uint32_t k_begin;        // first 128-K block of this CTA's share of the tile (split-K; else 0)
-    uint32_t num_k_blocks;   // 128-K blocks of this tile (split-K: of this CTA's share)
+    uint32_t k_begin;        // first k-block of this CTA's share of the tile (split-K; else 0)
+    uint32_t num_k_blocks;   // k-blocks (kBlockK wide) of this tile (split-K: of this CTA's share)
     uint32_t valid_rows;     // rows from a_row that are stored (kBlockM: the whole tile, clipped by TMA at the edge)
     bool loads;              // false: zero tile (contiguous padding block): no TMA, the consumers store zeros
     bool row_mask;           // contiguous: some rows of the tile are padding (-1) and are stored as zeros
@@ -74,9 +74,10 @@ struct GemmSchedulerArgs {
 };
 
 // kWarpAhead: the instance runs in whole warps (the consumers; the producer's is one elected thread), so contiguous
-// lookahead ids can be spread over lanes (contiguous_tile).
+// lookahead ids can be spread over lanes (contiguous_tile). kBlockK: the kernel's k-block width, in which a k-grouped
+// tile's k-blocks are counted (the groups' K are multiples of 128).
 template <GemmKind kKind, int kBlockM, int kBlockN, int kGroupSize, int kClusterSize, bool kRasterAlongM,
-          int kSplitK = 1, bool kWarpAhead = false>
+          int kSplitK = 1, bool kWarpAhead = false, int kBlockK = 128>
 struct GemmScheduler {
     // Full raster groups divide by the compile-time group size in dense and contiguous kernels (a group walk's raster
     // covers one MoE group). In contiguous kernels a runtime division was ~165 of the ~370 cycles per tile that
@@ -184,7 +185,7 @@ struct GemmScheduler {
                 t.d_row = group * args.m + m0;
                 t.sfa_col = m0;
                 t.sf_k0 = args.group_sf_k0[group];
-                t.num_k_blocks = args.group_k[group] / 128;
+                t.num_k_blocks = args.group_k[group] / kBlockK;
             }
             return true;
         }

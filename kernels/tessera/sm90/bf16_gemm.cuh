@@ -88,9 +88,9 @@ struct Bf16GemmPolicy {
     static constexpr int kProducerLiveRegs = 40;
     static constexpr int kConsumerLiveRegs = kNumMathWarpgroups == 1 ? 248 : 232;
 
-    // (The scheduler's k-blocks are this kernel's: scheduler_args counts them in kBlockK.)
-    using Scheduler = prims::GemmScheduler<kKind, kBlockM, kBlockN, Config::kGroupSize, 1, true, 1, false>;
-    using ConsumerScheduler = prims::GemmScheduler<kKind, kBlockM, kBlockN, Config::kGroupSize, 1, true, 1, true>;
+    using Scheduler = prims::GemmScheduler<kKind, kBlockM, kBlockN, Config::kGroupSize, 1, true, 1, false, kBlockK>;
+    using ConsumerScheduler =
+        prims::GemmScheduler<kKind, kBlockM, kBlockN, Config::kGroupSize, 1, true, 1, true, kBlockK>;
     using Ring = prims::RingState<kNumStages>;
 
     static_assert(kBlockM == 64 || kBlockM == 128, "BF16 tiles are one or two 64-row warpgroups tall");
@@ -173,12 +173,10 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
         return a;
     }
 
-    // The scheduler counts a k-grouped tile's K in 128-blocks (the groups' granularity) from the group's start;
-    // this kernel's k-blocks are kBlockK wide. Returns the tile's first K row (0 for the other kinds).
-    TESSERA_DEVICE static uint32_t to_own_k_blocks(prims::GemmTile& tile) {
-        if constexpr (!Policy::kKGrouped) return 0u;
-        tile.num_k_blocks *= 128 / kBlockK;
-        return tile.sf_k0 * 128;
+    // The first K row of a k-grouped tile's group (the scheduler gives the group's start in 128-K blocks); 0 for
+    // the other kinds.
+    TESSERA_DEVICE static uint32_t group_k_start(const prims::GemmTile& tile) {
+        return Policy::kKGrouped ? tile.sf_k0 * 128 : 0u;
     }
 
     // One operand's stage: a K-major box of `rows` rows at (k0, row0), or rows/64 MN-major boxes at (row0 + 64 j, k0).
@@ -201,7 +199,7 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
         Ring ring;
         prims::GemmTile tile;
         while (scheduler.next(tile)) {
-            const int32_t k_base = static_cast<int32_t>(to_own_k_blocks(tile));
+            const int32_t k_base = static_cast<int32_t>(group_k_start(tile));
             const int32_t a_row = static_cast<int32_t>(tile.a_row);
             // m-grouped B holds the groups one after another: K-major [G*N][K] (the group's rows start at g*N), or
             // MN-major [G*K][N] (its K rows start at g*K; the host requires K % 64 == 0, so no k-block crosses into
@@ -263,7 +261,6 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
         Ring ring;
         prims::GemmTile tile;
         while (scheduler.next(tile)) {
-            to_own_k_blocks(tile);
             float acc[1][kFinalRegs];
 #pragma unroll
             for (int i = 0; i < kFinalRegs; ++i) acc[0][i] = 0.f;
