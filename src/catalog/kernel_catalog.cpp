@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "catalog/family_specs.hpp"
 #include "ops/bf16_gemm_common.hpp"
 #include "ops/fp8_gemm_specs.hpp"
 #include "ops/layout_specs.hpp"
@@ -129,8 +130,11 @@ std::vector<jit::KernelSpec> catalog_specs(std::string_view suite_name, int num_
         for (const jit::KernelSpec& spec : ops::layout_specs()) add(spec);
     for (const Fp8Problem& p : s.fp8_problems) add(ops::plan_fp8_problem(p, "catalog").spec);
     // The BF16 family is built by the compile checks ("all") before the public API routes to it.
-    if (suite_name == "all")
+    if (suite_name == "all") {
         for (const jit::KernelSpec& spec : bf16_specs(num_sms)) add(spec);
+        for (const jit::KernelSpec& spec : hc_prenorm_specs(num_sms)) add(spec);
+        for (const jit::KernelSpec& spec : mqa_logits_specs(num_sms)) add(spec);
+    }
     return specs;
 }
 

@@ -17,6 +17,18 @@ constexpr std::array<FamilyInfo, static_cast<int>(Family::kCount)> kFamilies = {
      "tessera_k_grouped_pack_fp32_into_ue8m0"},
     {"fp8_gemm", "tessera/sm90/fp8_gemm.cuh", "tessera::sm90::Fp8GemmKernel", "tessera_sm90_fp8_gemm_kernel"},
     {"bf16_gemm", "tessera/sm90/bf16_gemm.cuh", "tessera::sm90::Bf16GemmKernel", "tessera_sm90_bf16_gemm_kernel"},
+    // The same kernel as bf16_gemm; DeepGEMM's einsum test profiles the substring "bmn_bnk_mn_gemm_impl".
+    {"bf16_batch_sum_gemm", "tessera/sm90/bf16_gemm.cuh", "tessera::sm90::Bf16GemmKernel",
+     "tessera_sm90_bmn_bnk_mn_gemm_impl"},
+    {"cast_fp32_to_bf16", "tessera/sm90/cast.cuh", "tessera::sm90::CastFp32ToBf16Kernel", "tessera_cast_fp32_to_bf16"},
+    {"tf32_hc_prenorm_gemm", "tessera/sm90/hc_prenorm_gemm.cuh", "tessera::sm90::HcPrenormGemmKernel",
+     "tessera_sm90_tf32_hc_prenorm_gemm_impl"},
+    {"mqa_logits", "tessera/sm90/mqa_logits.cuh", "tessera::sm90::MqaLogitsKernel", "tessera_sm90_fp8_mqa_logits"},
+    {"paged_mqa_logits", "tessera/sm90/paged_mqa_logits.cuh", "tessera::sm90::PagedMqaLogitsKernel",
+     "tessera_sm90_fp8_paged_mqa_logits"},
+    {"paged_mqa_metadata", "tessera/sm90/paged_mqa_logits.cuh", "tessera::sm90::PagedMqaMetadataKernel",
+     "tessera_paged_mqa_logits_metadata"},
+    {"clean_logits", "tessera/sm90/clean_logits.cuh", "tessera::sm90::CleanLogitsKernel", "tessera_clean_logits"},
 }};
 
 }  // namespace

@@ -16,6 +16,13 @@ enum class Family : std::uint8_t {
     kPackUe8m0KGrouped,    // the same for k-grouped per-channel scales
     kFp8Gemm,              // SM90 FP8 GEMM, 1D2D / 1D1D
     kBf16Gemm,             // SM90 BF16 GEMM, any operand majors, BF16 or FP32 D
+    kBf16BatchSumGemm,     // the BF16 GEMM kernel summing over a batch (einsum 'bmk,bnk->mn'), its own entry name
+    kCastFp32ToBf16,       // FP32 -> BF16 row-major copy (einsum's BF16 output from its FP32 sum)
+    kHcPrenormGemm,        // SM90 TF32 HyperConnection pre-norm GEMM (+ squared-sum of A's rows)
+    kMqaLogits,            // SM90 FP8 MQA logits (lightning indexer, non-paged)
+    kPagedMqaLogits,       // SM90 FP8 paged MQA logits
+    kPagedMqaMetadata,     // the paged kernel's SM work split
+    kCleanLogits,          // -inf outside each query's KV range
     kCount,
 };
 
