@@ -219,6 +219,7 @@ NB_MODULE(_C, m) {
     tessera::py::bind_bf16(m);
     tessera::py::bind_hc_prenorm(m);
     tessera::py::bind_mqa_logits(m);
+    tessera::py::bind_paged_mqa_logits(m);
 
     // Grouped FP8 GEMMs: same status convention as fp8_gemm_nt.
     m.def(

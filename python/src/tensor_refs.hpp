@@ -25,5 +25,6 @@ bool dlpack_exchange_active();
 void bind_bf16(nanobind::module_& m);
 void bind_hc_prenorm(nanobind::module_& m);
 void bind_mqa_logits(nanobind::module_& m);
+void bind_paged_mqa_logits(nanobind::module_& m);
 
 }  // namespace tessera::py

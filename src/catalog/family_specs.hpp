@@ -9,6 +9,7 @@
 namespace tessera::catalog {
 
 std::vector<jit::KernelSpec> hc_prenorm_specs(int num_sms);   // hc_prenorm_specs.cpp
-std::vector<jit::KernelSpec> mqa_logits_specs(int num_sms);   // mqa_logits_specs.cpp (normal, paged, clean)
+std::vector<jit::KernelSpec> mqa_logits_specs(int num_sms);   // mqa_logits_specs.cpp (non-paged, clean)
+std::vector<jit::KernelSpec> paged_mqa_logits_specs(int num_sms);  // paged_mqa_logits_specs.cpp (+ metadata)
 
 }  // namespace tessera::catalog

@@ -134,6 +134,7 @@ std::vector<jit::KernelSpec> catalog_specs(std::string_view suite_name, int num_
         for (const jit::KernelSpec& spec : bf16_specs(num_sms)) add(spec);
         for (const jit::KernelSpec& spec : hc_prenorm_specs(num_sms)) add(spec);
         for (const jit::KernelSpec& spec : mqa_logits_specs(num_sms)) add(spec);
+        for (const jit::KernelSpec& spec : paged_mqa_logits_specs(num_sms)) add(spec);
     }
     return specs;
 }
