@@ -12,6 +12,14 @@ namespace tessera {
 // strides say), or both FP8 e4m3 and K-major (unscaled: cuBLASLt's FP8 layout). FP32 compute, FP8 fast accumulation
 // off, the SM count target of set_num_sms; a private handle and a 32 MiB workspace per device. Throws
 // InvalidArgument / TypeMismatch before anything runs, Unsupported when cuBLASLt has no algorithm for the problem.
-void cublaslt_gemm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d, const TensorRef* c, Stream stream);
+// `handle`: a framework's cuBLAS(Lt) handle to run on (torch's, under DG_USE_PYTORCH_CUBLASLT_HANDLE), else
+// nullptr for tessera's own; DG_USE_TEMP_CUBLASLT_WORKSPACE allocates the workspace per call, in stream order.
+void cublaslt_gemm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d, const TensorRef* c, Stream stream,
+                      void* handle = nullptr);
+
+// d[g] [M, N] = a[g] [M, K] · b[g] [N, K]ᵀ for every g as one strided-batched cuBLASLt call (einsum's
+// use_cublaslt path): a, b, d 3-D with free batch strides, the same operand rules as cublaslt_gemm_nt per matrix.
+void cublaslt_bmm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d, Stream stream,
+                     void* handle = nullptr);
 
 }  // namespace tessera

@@ -29,6 +29,11 @@ struct Options {
     // Python binding: read torch tensors through torch's DLPack exchange table where torch has one
     // (TESSERA_DLPACK_EXCHANGE=0: through their attributes, the path for torch builds without the table).
     bool dlpack_exchange = true;
+    // cuBLASLt wrappers (DeepGEMM's switches): a 32 MiB workspace allocated per call on the call's stream instead of
+    // one held per device (DG_USE_TEMP_CUBLASLT_WORKSPACE), and the framework's cuBLAS handle, passed by the caller,
+    // instead of a private one (DG_USE_PYTORCH_CUBLASLT_HANDLE; the Python API passes torch's).
+    bool cublaslt_temp_workspace = false;
+    bool cublaslt_framework_handle = false;
     // Launch
     bool pdl = false;             // programmatic dependent launch attribute
     int num_sms = 0;              // 0: all SMs of the device

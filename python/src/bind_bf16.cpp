@@ -11,6 +11,8 @@
 #include "tensor_refs.hpp"
 #include "tessera/bf16_gemm.hpp"
 #include "tessera/cublaslt.hpp"
+#include "tessera/einsum.hpp"
+#include "tessera/options.hpp"
 
 namespace nb = nanobind;
 
@@ -36,7 +38,30 @@ void def_dense_gemm(nb::module_& m, const char* name, DenseGemm gemm) {
 
 void bind_bf16(nb::module_& m) {
     def_dense_gemm(m, "bf16_gemm_nt", &bf16_gemm_nt);
-    def_dense_gemm(m, "cublaslt_gemm_nt", &cublaslt_gemm_nt);
+    // cuBLASLt: `handle` is a framework's cuBLAS handle (torch's, when cublaslt_framework_handle() says so).
+    m.def(
+        "cublaslt_gemm_nt",
+        [](nb::handle a, nb::handle b, nb::handle d, nb::handle c, std::optional<std::uintptr_t> handle,
+           std::optional<std::uintptr_t> stream) {
+            const TensorRef ra = to_ref(a, "a"), rb = to_ref(b, "b"), rd = to_ref(d, "d");
+            const std::optional<TensorRef> rc = to_optional_ref(c, "c");
+            const Stream s = stream_for(ra, stream);
+            nb::gil_scoped_release release;
+            cublaslt_gemm_nt(ra, rb, rd, rc ? &*rc : nullptr, s, reinterpret_cast<void*>(handle.value_or(0)));
+        },
+        nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("c") = nb::none(), nb::arg("handle") = nb::none(),
+        nb::arg("stream") = nb::none());
+    m.def(
+        "cublaslt_bmm_nt",
+        [](nb::handle a, nb::handle b, nb::handle d, std::optional<std::uintptr_t> handle,
+           std::optional<std::uintptr_t> stream) {
+            const TensorRef ra = to_ref(a, "a"), rb = to_ref(b, "b"), rd = to_ref(d, "d");
+            const Stream s = stream_for(ra, stream);
+            nb::gil_scoped_release release;
+            cublaslt_bmm_nt(ra, rb, rd, s, reinterpret_cast<void*>(handle.value_or(0)));
+        },
+        nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("handle") = nb::none(), nb::arg("stream") = nb::none());
+    m.def("cublaslt_framework_handle", [] { return options().cublaslt_framework_handle; });
     m.def(
         "m_grouped_bf16_gemm_nt_contiguous",
         [](nb::handle a, nb::handle b, nb::handle d, nb::handle grouped_layout, bool use_psum_layout,
@@ -73,6 +98,28 @@ void bind_bf16(nb::module_& m) {
         },
         nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("c"), nb::arg("ks"), nb::arg("ks_tensor"),
         nb::arg("stream") = nb::none());
+    // einsum's batched GEMMs (tessera/einsum.hpp).
+    m.def(
+        "bf16_bmm_nt",
+        [](nb::handle a, nb::handle b, nb::handle d, std::optional<std::uintptr_t> stream) {
+            const TensorRef ra = to_ref(a, "a"), rb = to_ref(b, "b"), rd = to_ref(d, "d");
+            const Stream s = stream_for(ra, stream);
+            nb::gil_scoped_release release;
+            bf16_bmm_nt(ra, rb, rd, s);
+        },
+        nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("stream") = nb::none());
+    m.def(
+        "bf16_bmk_bnk_mn",
+        [](nb::handle a, nb::handle b, nb::handle d, nb::handle c, nb::handle workspace,
+           std::optional<std::uintptr_t> stream) {
+            const TensorRef ra = to_ref(a, "a"), rb = to_ref(b, "b"), rd = to_ref(d, "d");
+            const std::optional<TensorRef> rc = to_optional_ref(c, "c"), rw = to_optional_ref(workspace, "workspace");
+            const Stream s = stream_for(ra, stream);
+            nb::gil_scoped_release release;
+            bf16_bmk_bnk_mn(ra, rb, rd, rc ? &*rc : nullptr, rw ? &*rw : nullptr, s);
+        },
+        nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("c").none() = nb::none(),
+        nb::arg("workspace").none() = nb::none(), nb::arg("stream") = nb::none());
     m.def("bf16_gemm_config", &bf16_gemm_config, nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::arg("mn_major_a"),
           nb::arg("mn_major_b"), nb::arg("out_f32"), nb::arg("accumulate"), nb::arg("device"));
 }

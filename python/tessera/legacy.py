@@ -1,12 +1,109 @@
-"""DeepGEMM's `legacy` names (its Triton BF16 grouped GEMMs). In tessera they are to route to the BF16 kernels, which
-have not landed: each name exists and raises NotImplementedError, so `deep_gemm.legacy` imports and probes work."""
+"""DeepGEMM's `legacy` names (Triton BF16 grouped GEMMs there), routed to tessera's BF16 kernels: no Triton needed.
+
+The a-fused / b-fused variants read one operand's rows through an index list; SM90 TMA has no row gather, so those
+rows are gathered into a temporary first (one extra read and write of that operand). The k-grouped variants read the
+groups' ranges from the device (k_start, k_end): one host synchronization per call, as ks_cpu is what the kernel
+plans with. Until the BF16 kernels have passed on the H200 these names stay as in tessera/_pending.py: each exists
+and raises NotImplementedError.
+"""
+import torch
+
+from ._C import InvalidArgument
 from ._pending import _make_pending
+from . import bf16_gemm as _g
 
 __all__ = [
     "m_grouped_bf16_gemm_nt_contiguous_tl", "m_grouped_bf16_gemm_nn_contiguous_tl",
     "a_fused_m_grouped_bf16_gemm_nt_contiguous_tl", "a_fused_m_grouped_bf16_gemm_nn_contiguous_tl",
     "a_fused_k_grouped_bf16_gemm_tn_contiguous_tl", "b_fused_k_grouped_bf16_gemm_tn_contiguous_tl",
 ]
+
+
+def _m_grouped_tl(a, b, d, m_indices):
+    _g._m_grouped_bf16_gemm_nt_contiguous(a, b, d, m_indices)
+
+
+def _a_fused_m_grouped_tl(a, b, d, mappings):
+    """Row r of the product uses a[m_row_indices[r]] and expert m_indices[r] (-1: a padding row, written as 0)."""
+    op = "a_fused_m_grouped_bf16_gemm_nt_contiguous_tl"
+    m_indices, m_row_indices = _pair(op, "mappings", mappings)
+    if m_indices.numel() != m_row_indices.numel():
+        raise InvalidArgument(f"{op}: argument 'mappings': expected m_indices and m_row_indices of one length, got "
+                              f"{m_indices.numel()} and {m_row_indices.numel()}")
+    if d.size(0) == 0:
+        return
+    rows = a.index_select(0, m_row_indices.clamp(min=0).long())
+    _g._m_grouped_bf16_gemm_nt_contiguous(rows, b, d, m_indices)
+
+
+def _k_grouped_tl(op, a, b, d, handle, acc, fused):
+    """d[g] (+)= a_gᵀ @ b_g over rows k in [k_start[g], k_end[g]); the fused operand's row k is its row
+    k_indices[k] (negative: a zero row)."""
+    k_indices, k_start, k_end = _triple(op, "handle", handle)
+    starts, ends = k_start.tolist(), k_end.tolist()
+    if len(starts) != d.size(0) or len(ends) != len(starts):
+        raise InvalidArgument(f"{op}: argument 'handle': expected k_start and k_end of {d.size(0)} groups (d's), got "
+                              f"{len(starts)} and {len(ends)}")
+    ks = [max(e - s, 0) for s, e in zip(starts, ends)]
+    index = torch.cat([torch.arange(s, s + k, device=a.device) for s, k in zip(starts, ks)] or
+                      [torch.zeros(0, dtype=torch.long, device=a.device)])
+    gathered = k_indices.index_select(0, index).long()
+
+    def rows(x, idx):
+        out = x.index_select(0, idx.clamp(min=0))
+        return torch.where((idx >= 0).unsqueeze(1), out, torch.zeros_like(out))
+    a_g = rows(a, gathered) if fused == "a" else a.index_select(0, index)
+    b_g = rows(b, gathered) if fused == "b" else b.index_select(0, index)
+    out = d if d.dtype == torch.float32 else d.float()
+    if not acc:
+        out.zero_()
+    ks_tensor = torch.tensor(ks, dtype=torch.int32, device=a.device)
+    _g._k_grouped_bf16_gemm_tn_contiguous(a_g, b_g, out, ks, ks_tensor, c=out)
+    if out is not d:
+        d.copy_(out)
+
+
+def _pair(op, name, x):
+    try:
+        first, second = x
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"{op}: argument '{name}': expected a pair of int32 tensors, got {type(x).__name__}") \
+            from None
+    return first, second
+
+
+def _triple(op, name, x):
+    try:
+        first, second, third = x
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"{op}: argument '{name}': expected (k_indices, k_start, k_end), got "
+                              f"{type(x).__name__}") from None
+    return first, second, third
+
+
+def _m_grouped_bf16_gemm_nt_contiguous_tl(a, b, d, m_indices):
+    _m_grouped_tl(a, b, d, m_indices)
+
+
+def _m_grouped_bf16_gemm_nn_contiguous_tl(a, b, d, m_indices):
+    _m_grouped_tl(a, b.mT, d, m_indices)
+
+
+def _a_fused_m_grouped_bf16_gemm_nt_contiguous_tl(a, b, d, mappings):
+    _a_fused_m_grouped_tl(a, b, d, mappings)
+
+
+def _a_fused_m_grouped_bf16_gemm_nn_contiguous_tl(a, b, d, mappings):
+    _a_fused_m_grouped_tl(a, b.mT, d, mappings)
+
+
+def _a_fused_k_grouped_bf16_gemm_tn_contiguous_tl(a, b, d, handle, acc):
+    _k_grouped_tl("a_fused_k_grouped_bf16_gemm_tn_contiguous_tl", a, b, d, handle, acc, "a")
+
+
+def _b_fused_k_grouped_bf16_gemm_tn_contiguous_tl(a, b, d, handle, acc):
+    _k_grouped_tl("b_fused_k_grouped_bf16_gemm_tn_contiguous_tl", a, b, d, handle, acc, "b")
+
 
 for _name in __all__:
     globals()[_name] = _make_pending(_name, "tessera.legacy")

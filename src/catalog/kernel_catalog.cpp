@@ -96,6 +96,29 @@ std::vector<jit::KernelSpec> bf16_specs(int num_sms) {
         p.num_groups = groups;
         add(p, ops::GemmKind::kKGrouped);
     }
+    // einsum over DeepGEMM's test shapes: 'bhr,hdr->bhd' (B K-major) and 'bhd,hdr->bhr' (B MN-major) batched over
+    // the heads, and 'bmk,bnk->mn' summed over the batch.
+    for (auto [heads, r, d] : {std::tuple<int, int, int>{128, 512, 128}, {8, 4096, 1024}}) {
+        for (std::int64_t batch : {4, 32, 128, 4096, 8192}) {
+            heuristics::Bf16GemmProblem bhd{batch, d, r};
+            bhd.num_groups = heads;
+            add(bhd, ops::GemmKind::kBatched);
+            heuristics::Bf16GemmProblem bhr{batch, r, d, false, true};
+            bhr.num_groups = heads;
+            add(bhr, ops::GemmKind::kBatched);
+        }
+    }
+    for (auto [m, n, k] : {std::tuple<int, int, int>{128, 384, 128}, {256, 256, 256}, {384, 128, 384}}) {
+        for (int batch : {129, 4096, 8192}) {
+            heuristics::Bf16GemmProblem p{m, n, k, false, false, true, true};
+            p.num_groups = batch;
+            p.num_sms = num_sms;
+            const jit::KernelSpec spec = ops::make_bf16_gemm_spec(heuristics::choose_bf16_batch_sum_config(p), p,
+                                                                  ops::GemmKind::kBatchSum);
+            if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
+        }
+    }
+    specs.push_back(ops::cast_fp32_to_bf16_spec());
     return specs;
 }
 

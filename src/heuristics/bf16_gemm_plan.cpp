@@ -80,4 +80,41 @@ Bf16GemmConfig choose_bf16_gemm_config(const Bf16GemmProblem& p) {
     return best;
 }
 
+Bf16GemmConfig choose_bf16_batch_sum_config(const Bf16GemmProblem& p) {
+    TESSERA_CHECK(p.m > 0 && p.n > 0 && p.k > 0 && p.num_sms > 0 && p.num_groups > 0 && p.m % 64 == 0 &&
+                      p.n % 64 == 0 && p.k % kBf16BlockK == 0,
+                  "BF16 batch-sum planning: expected positive m, n, k (multiples of 64), SM and batch counts, got m=",
+                  p.m, " n=", p.n, " k=", p.k, " sms=", p.num_sms, " batch=", p.num_groups);
+    Bf16GemmConfig c;
+    c.block_m = p.m % 128 == 0 ? 128 : 64;
+    // 128 columns where they divide N: the FP32 D tile (64 KB) leaves room for 5 stages; 192 keeps 3.
+    c.block_n = p.n % 128 == 0 ? 128 : p.n % 192 == 0 ? 192 : 64;
+    if (p.block_n_multiple > 1) {
+        const int step = std::lcm(16, p.block_n_multiple);
+        c.block_n = 0;
+        for (int bn : {128, 192, 256, 64})
+            if (c.block_n == 0 && bn % step == 0 && p.n % bn == 0) c.block_n = bn;
+        TESSERA_CHECK(c.block_n > 0, "BF16 batch-sum planning: no tile fits for n=", p.n, " with block N a multiple "
+                      "of lcm(16, ", p.block_n_multiple, ") by set_block_size_multiple_of");
+    }
+    c.num_stages = 0;
+    for (int s = 8; s >= 2 && c.num_stages == 0; --s)
+        if (bf16_gemm_smem_bytes(c.block_m, c.block_n, s, true) <= p.max_smem_bytes) c.num_stages = s;
+    TESSERA_CHECK(c.num_stages > 0, "BF16 batch-sum planning: block ", c.block_m, "x", c.block_n,
+                  " does not fit in ", p.max_smem_bytes, " bytes of shared memory");
+    const std::int64_t mn_tiles = (p.m / c.block_m) * (p.n / c.block_n);
+    const std::int64_t k_blocks = p.num_groups * (p.k / kBf16BlockK);
+    // At least 4 k-blocks per tile: below that the reduce-add of the FP32 tile outweighs its mainloop.
+    const std::int64_t splits =
+        std::max<std::int64_t>(1, std::min<std::int64_t>(p.num_sms / std::max<std::int64_t>(mn_tiles, 1),
+                                                         k_blocks / 4));
+    const std::int64_t per = ceil_div(k_blocks, splits);
+    c.k_blocks_per_split = static_cast<int>(per);
+    c.num_sms = static_cast<int>(std::min<std::int64_t>(p.num_sms, mn_tiles * ceil_div(k_blocks, per)));
+    c.smem_bytes = bf16_gemm_smem_bytes(c.block_m, c.block_n, c.num_stages, true);
+    c.group_size = 8;
+    fp8_gemm_store_layout(Fp8GemmMode::k1D1D, c.block_n, &c.swizzle_d_bytes, &c.store_box_n);
+    return c;
+}
+
 }  // namespace tessera::heuristics

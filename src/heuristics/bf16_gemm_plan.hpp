@@ -27,6 +27,7 @@ struct Bf16GemmConfig {
     int smem_bytes = 0;
     int swizzle_d_bytes = 0;  // the D store swizzle the kernel will use (mirrors prims/store_layout.cuh)
     int store_box_n = 0;
+    int k_blocks_per_split = 0;  // batch-sum: the flattened (batch, k-block) steps of one tile
     int num_threads() const { return 128 * (block_m / 64 + 1); }
     std::string describe() const;
 };
@@ -38,5 +39,10 @@ constexpr int kBf16BlockK = 64;  // K elements per stage: one 128-byte swizzle r
 int bf16_gemm_smem_bytes(int block_m, int block_n, int stages, bool out_f32);
 
 Bf16GemmConfig choose_bf16_gemm_config(const Bf16GemmProblem& p);
+
+// einsum 'bmk,bnk->mn' (num_groups = the batch; m, n and k multiples of 64): whole-output tiles of the widest block
+// that divides M and N, and the batch's k-blocks split so that tiles x splits fill the SMs once; each tile's FP32
+// sum is reduce-added into D.
+Bf16GemmConfig choose_bf16_batch_sum_config(const Bf16GemmProblem& p);
 
 }  // namespace tessera::heuristics

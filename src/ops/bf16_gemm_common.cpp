@@ -26,7 +26,7 @@ struct Bf16PlanKeyHash {
 
 jit::KernelSpec make_bf16_gemm_spec(const heuristics::Bf16GemmConfig& c, const heuristics::Bf16GemmProblem& p,
                                     GemmKind kind) {
-    jit::KernelSpec spec(jit::Family::kBf16Gemm);
+    jit::KernelSpec spec(kind == GemmKind::kBatchSum ? jit::Family::kBf16BatchSumGemm : jit::Family::kBf16Gemm);
     spec.set("kBlockM", c.block_m)
         .set("kBlockN", c.block_n)
         .set("kNumStages", c.num_stages)
@@ -59,7 +59,8 @@ const Bf16Plan& bf16_plan(const Bf16PlanKey& key, const char* op) {
     p.block_m = key.block_m;
     p.block_n_multiple = key.block_n_multiple;
     Bf16Plan plan;
-    plan.config = heuristics::choose_bf16_gemm_config(p);
+    plan.config = key.kind == GemmKind::kBatchSum ? heuristics::choose_bf16_batch_sum_config(p)
+                                                  : heuristics::choose_bf16_gemm_config(p);
     runtime::make_current(key.device);  // loading the module needs the device's context current
     plan.kernel = &jit::jit().get(make_bf16_gemm_spec(plan.config, p, key.kind));
     if (options().print_configs)

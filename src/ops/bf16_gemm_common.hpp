@@ -44,9 +44,10 @@ struct alignas(64) Bf16GemmParams {
     std::uint32_t ld_d;
     std::uint32_t num_groups;
     std::uint32_t alignment;
+    std::uint32_t k_blocks_per_split;
 };
 static_assert(sizeof(Bf16GemmParams) == 448, "must match the kernel's Params");
-static_assert(offsetof(Bf16GemmParams, alignment) == 424, "must match the kernel's Params");
+static_assert(offsetof(Bf16GemmParams, k_blocks_per_split) == 428, "must match the kernel's Params");
 
 // A BF16 operand [rows, K]: whether it is MN-major (stride(-2) == 1, the transpose of a row-major [K, rows]) rather
 // than K-major (stride(-1) == 1); its other stride must make 16-byte TMA rows, its base 16-byte aligned.
@@ -57,6 +58,9 @@ CUtensorMap bf16_operand_map(const void* data, bool mn_major, std::int64_t rows,
                              std::int64_t row_stride, int block_rows);
 // d row-major (its dtype checked before), 16-byte rows and base.
 void check_bf16_output(const char* op, const TensorRef& d, std::int64_t n);
+
+// The FP32 -> BF16 copy of einsum's BF16 output (kernels/tessera/sm90/cast.cuh).
+const jit::KernelSpec& cast_fp32_to_bf16_spec();
 
 void launch_bf16_gemm(const Bf16Plan& plan, const void* params, std::size_t bytes, Stream stream, int device);
 inline void launch_bf16_gemm(const Bf16Plan& plan, const Bf16GemmParams& params, Stream stream, int device) {

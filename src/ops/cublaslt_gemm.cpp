@@ -4,6 +4,8 @@
 // for Dᵀ = B · Aᵀ (+ Cᵀ), passing b as its first operand and a as its second.
 #include "tessera/cublaslt.hpp"
 
+#include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -72,36 +74,28 @@ cudaDataType_t data_type(DType t) {
     }
 }
 
-}  // namespace
+// One cuBLASLt matmul of `batch` problems d[g] [M, N] = c[g] + a[g] · b[g]ᵀ, each operand's g-th matrix
+// batch_stride elements after the previous one (the 2-D call: batch 1).
+struct LtCall {
+    const TensorRef *a, *b, *d, *c;  // c: nullptr, or d's dtype, shape and layout (may be d)
+    std::int64_t m, n, k, batch;
+    bool mn_a, mn_b;
+    std::int64_t ld_a, ld_b, ld_d, ld_c;                   // leading strides of the 2-D matrices
+    std::int64_t batch_a, batch_b, batch_d, batch_c;       // batch strides (elements)
+    void* handle;                                          // a framework's cuBLAS handle, else nullptr
+};
 
-void cublaslt_gemm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d, const TensorRef* c, Stream stream) {
-    for (auto [name, t] : {std::pair<const char*, const TensorRef*>{"a", &a}, {"b", &b}, {"d", &d}}) {
-        ops::check_ndim({kOp, name}, *t, {2});
-        ops::check_cuda({kOp, name}, *t);
-    }
-    ops::check_dtype({kOp, "a"}, a, {DType::kBFloat16, DType::kFloat8E4M3});
-    ops::check_dtype({kOp, "b"}, b, {a.dtype});
-    ops::check_dtype({kOp, "d"}, d, {DType::kBFloat16, DType::kFloat32});
-    ops::check_same_device({kOp, "b"}, b, a, "a");
-    ops::check_same_device({kOp, "d"}, d, a, "a");
-    const auto [m, n, k] = ops::check_nt_shapes(kOp, a, b, d);
-    if (m == 0 || n == 0) return;
+void lt_matmul(const char* op, const LtCall& p, Stream stream) {
+    const TensorRef &a = *p.a, &b = *p.b, &d = *p.d;
     const bool fp8 = a.dtype == DType::kFloat8E4M3;
-    const bool mn_a = ops::mn_major_operand(kOp, "a", a), mn_b = ops::mn_major_operand(kOp, "b", b);
-    TESSERA_CHECK(!fp8 || (!mn_a && !mn_b), kOp, ": FP8 operands must be K-major (cuBLASLt's FP8 layout), got "
-                  "strides ", ops::strides_string(a), " and ", ops::strides_string(b));
-    TESSERA_CHECK(d.stride(1) == 1 || d.size(1) <= 1, kOp, ": argument 'd': expected row-major, got strides ",
-                  ops::strides_string(d));
-    if (c != nullptr) ops::check_c(kOp, *c, d);
-
     const int device = a.device.index;
     const DeviceState& state = device_state(device);
     Desc desc;
     check(lt().cublasLtMatmulDescCreate(&desc.desc, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F), "MatmulDescCreate");
     // First operand b: K-major b is column-major [K, N] (transposed to [N, K]); MN-major b is [N, K] as it is.
-    const cublasOperation_t op_first = mn_b ? CUBLAS_OP_N : CUBLAS_OP_T;
+    const cublasOperation_t op_first = p.mn_b ? CUBLAS_OP_N : CUBLAS_OP_T;
     // Second operand a: needed as [K, M]; K-major a is column-major [K, M] already, MN-major a is [M, K].
-    const cublasOperation_t op_second = mn_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_second = p.mn_a ? CUBLAS_OP_T : CUBLAS_OP_N;
     const auto set = [&](cublasLtMatmulDescAttributes_t attr, const auto& value) {
         check(lt().cublasLtMatmulDescSetAttribute(desc.desc, attr, &value, sizeof(value)), "MatmulDescSetAttribute");
     };
@@ -111,42 +105,113 @@ void cublaslt_gemm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d
     if (fp8) set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, static_cast<std::int8_t>(0));
 
     Layouts layouts;
-    const std::int64_t ld_b = mn_b ? b.stride(1) : b.stride(0), ld_a = mn_a ? a.stride(1) : a.stride(0);
-    check(lt().cublasLtMatrixLayoutCreate(&layouts.items[0], data_type(b.dtype), mn_b ? n : k, mn_b ? k : n,
-                                          std::max<std::int64_t>(ld_b, mn_b ? n : k)),
-          "MatrixLayoutCreate (b)");
-    check(lt().cublasLtMatrixLayoutCreate(&layouts.items[1], data_type(a.dtype), mn_a ? m : k, mn_a ? k : m,
-                                          std::max<std::int64_t>(ld_a, mn_a ? m : k)),
-          "MatrixLayoutCreate (a)");
-    check(lt().cublasLtMatrixLayoutCreate(&layouts.items[2], data_type(d.dtype), n, m,
-                                          std::max<std::int64_t>(d.stride(0), n)),
-          "MatrixLayoutCreate (d)");
-    // C: read by cuBLASLt where it lies (d itself, or another row-major tensor of d's shape).
-    const TensorRef& cref = c != nullptr ? *c : d;
-    check(lt().cublasLtMatrixLayoutCreate(&layouts.items[3], data_type(d.dtype), n, m,
-                                          std::max<std::int64_t>(cref.stride(0), n)),
-          "MatrixLayoutCreate (c)");
+    const auto layout = [&](int i, DType t, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                            std::int64_t batch_stride, const char* what) {
+        check(lt().cublasLtMatrixLayoutCreate(&layouts.items[i], data_type(t), rows, cols, std::max(ld, rows)), what);
+        if (p.batch > 1) {
+            const std::int32_t count = static_cast<std::int32_t>(p.batch);
+            check(lt().cublasLtMatrixLayoutSetAttribute(layouts.items[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                                        sizeof(count)),
+                  what);
+            check(lt().cublasLtMatrixLayoutSetAttribute(layouts.items[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                        &batch_stride, sizeof(batch_stride)),
+                  what);
+        }
+    };
+    layout(0, b.dtype, p.mn_b ? p.n : p.k, p.mn_b ? p.k : p.n, p.ld_b, p.batch_b, "MatrixLayoutCreate (b)");
+    layout(1, a.dtype, p.mn_a ? p.m : p.k, p.mn_a ? p.k : p.m, p.ld_a, p.batch_a, "MatrixLayoutCreate (a)");
+    layout(2, d.dtype, p.n, p.m, p.ld_d, p.batch_d, "MatrixLayoutCreate (d)");
+    // C: read by cuBLASLt where it lies (d itself, or another tensor of d's shape and layout).
+    layout(3, d.dtype, p.n, p.m, p.ld_c, p.batch_c, "MatrixLayoutCreate (c)");
 
     check(lt().cublasLtMatmulPreferenceCreate(&desc.pref), "MatmulPreferenceCreate");
-    const std::uint64_t workspace = kWorkspaceBytes;
-    check(lt().cublasLtMatmulPreferenceSetAttribute(desc.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
-                                                    sizeof(workspace)),
+    const std::uint64_t workspace_bytes = kWorkspaceBytes;
+    check(lt().cublasLtMatmulPreferenceSetAttribute(desc.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                    &workspace_bytes, sizeof(workspace_bytes)),
           "MatmulPreferenceSetAttribute");
+    const cublasLtHandle_t handle = p.handle != nullptr ? static_cast<cublasLtHandle_t>(p.handle) : state.handle;
     cublasLtMatmulHeuristicResult_t heuristic{};
     int found = 0;
-    check(lt().cublasLtMatmulAlgoGetHeuristic(state.handle, desc.desc, layouts.items[0], layouts.items[1],
+    check(lt().cublasLtMatmulAlgoGetHeuristic(handle, desc.desc, layouts.items[0], layouts.items[1],
                                               layouts.items[3], layouts.items[2], desc.pref, 1, &heuristic, &found),
           "MatmulAlgoGetHeuristic");
     if (found == 0)
-        throw Unsupported(detail::str_cat(kOp, ": cuBLASLt found no algorithm for the GEMM (m=", m, " n=", n, " k=", k,
-                                          ")"));
-    const float alpha = 1.f, beta = c != nullptr ? 1.f : 0.f;
+        throw Unsupported(detail::str_cat(op, ": cuBLASLt found no algorithm for the GEMM (m=", p.m, " n=", p.n,
+                                          " k=", p.k, " batch=", p.batch, ")"));
+    const float alpha = 1.f, beta = p.c != nullptr ? 1.f : 0.f;
+    const TensorRef& cref = p.c != nullptr ? *p.c : d;
     runtime::make_current(device);
-    check(lt().cublasLtMatmul(state.handle, desc.desc, &alpha, b.data, layouts.items[0], a.data, layouts.items[1],
-                              &beta, cref.data, layouts.items[3], d.data, layouts.items[2], &heuristic.algo,
-                              reinterpret_cast<void*>(state.workspace), kWorkspaceBytes,
-                              static_cast<cudaStream_t>(stream)),
-          "Matmul");
+    const CUstream cu_stream = static_cast<CUstream>(stream);
+    // The held workspace, or (DG_USE_TEMP_CUBLASLT_WORKSPACE) one allocated in stream order for this call only.
+    CUdeviceptr workspace = state.workspace;
+    if (options().cublaslt_temp_workspace)
+        TESSERA_CU_CHECK(runtime::driver().cuMemAllocAsync(&workspace, kWorkspaceBytes, cu_stream));
+    const cublasStatus_t status =
+        lt().cublasLtMatmul(handle, desc.desc, &alpha, b.data, layouts.items[0], a.data, layouts.items[1], &beta,
+                            cref.data, layouts.items[3], d.data, layouts.items[2], &heuristic.algo,
+                            reinterpret_cast<void*>(workspace), kWorkspaceBytes, static_cast<cudaStream_t>(stream));
+    if (workspace != state.workspace) TESSERA_CU_CHECK(runtime::driver().cuMemFreeAsync(workspace, cu_stream));
+    check(status, "Matmul");
+}
+
+void check_inputs(const char* op, const TensorRef& a, const TensorRef& b, const TensorRef& d, int ndim) {
+    for (auto [name, t] : {std::pair<const char*, const TensorRef*>{"a", &a}, {"b", &b}, {"d", &d}}) {
+        ops::check_ndim({op, name}, *t, {ndim});
+        ops::check_cuda({op, name}, *t);
+    }
+    ops::check_dtype({op, "a"}, a, {DType::kBFloat16, DType::kFloat8E4M3});
+    ops::check_dtype({op, "b"}, b, {a.dtype});
+    ops::check_dtype({op, "d"}, d, {DType::kBFloat16, DType::kFloat32});
+    ops::check_same_device({op, "b"}, b, a, "a");
+    ops::check_same_device({op, "d"}, d, a, "a");
+}
+
+// Operand majors (FP8: K-major only, cuBLASLt's FP8 layout) and a row-major d.
+void check_layouts(const char* op, const TensorRef& a, const TensorRef& b, const TensorRef& d, bool& mn_a,
+                   bool& mn_b) {
+    mn_a = ops::mn_major_operand(op, "a", a);
+    mn_b = ops::mn_major_operand(op, "b", b);
+    TESSERA_CHECK(a.dtype != DType::kFloat8E4M3 || (!mn_a && !mn_b), op, ": FP8 operands must be K-major (cuBLASLt's "
+                  "FP8 layout), got strides ", ops::strides_string(a), " and ", ops::strides_string(b));
+    TESSERA_CHECK(d.stride(-1) == 1 || d.size(-1) <= 1, op, ": argument 'd': expected row-major, got strides ",
+                  ops::strides_string(d));
+}
+
+}  // namespace
+
+void cublaslt_gemm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d, const TensorRef* c, Stream stream,
+                      void* handle) {
+    check_inputs(kOp, a, b, d, 2);
+    const auto [m, n, k] = ops::check_nt_shapes(kOp, a, b, d);
+    if (m == 0 || n == 0) return;
+    bool mn_a = false, mn_b = false;
+    check_layouts(kOp, a, b, d, mn_a, mn_b);
+    if (c != nullptr) ops::check_c(kOp, *c, d);
+    const TensorRef& cref = c != nullptr ? *c : d;
+    const LtCall call{&a,   &b,   &d,   c,    m,    n,    k,    1,    mn_a, mn_b, mn_a ? a.stride(1) : a.stride(0),
+                      mn_b ? b.stride(1) : b.stride(0), d.stride(0), cref.stride(0), 0, 0, 0, 0, handle};
+    lt_matmul(kOp, call, stream);
+}
+
+void cublaslt_bmm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d, Stream stream, void* handle) {
+    constexpr const char* op = "cublaslt_bmm_nt";
+    check_inputs(op, a, b, d, 3);
+    const std::int64_t batch = a.size(0), m = a.size(1), k = a.size(2), n = b.size(1);
+    TESSERA_CHECK(b.size(0) == batch && b.size(2) == k, op, ": argument 'b': expected [", batch, ", N, ", k,
+                  "] (batch and K from a), got shape ", ops::shape_string(b));
+    TESSERA_CHECK(d.size(0) == batch && d.size(1) == m && d.size(2) == n, op, ": argument 'd': expected [", batch,
+                  ", ", m, ", ", n, "], got shape ", ops::shape_string(d));
+    if (batch == 0 || m == 0 || n == 0) return;
+    TESSERA_CHECK(k > 0, op, ": argument 'a': expected K > 0 (an empty contraction is the caller's: d = 0), got K = 0");
+    TESSERA_CHECK(batch <= std::numeric_limits<std::int32_t>::max(), op, ": argument 'a': expected a batch below 2^31, "
+                  "got ", batch);
+    bool mn_a = false, mn_b = false;
+    check_layouts(op, a, b, d, mn_a, mn_b);
+    const LtCall call{&a,          &b,         &d,          nullptr,     m,           n,          k,
+                      batch,       mn_a,       mn_b,        mn_a ? a.stride(2) : a.stride(1),
+                      mn_b ? b.stride(2) : b.stride(1),     d.stride(1), d.stride(1), a.stride(0), b.stride(0),
+                      d.stride(0), d.stride(0), handle};
+    lt_matmul(op, call, stream);
 }
 
 }  // namespace tessera

@@ -18,6 +18,7 @@ namespace tessera::runtime {
     X(cublasLtMatmulDescSetAttribute)     \
     X(cublasLtMatrixLayoutCreate)         \
     X(cublasLtMatrixLayoutDestroy)        \
+    X(cublasLtMatrixLayoutSetAttribute)   \
     X(cublasLtMatmulPreferenceCreate)     \
     X(cublasLtMatmulPreferenceDestroy)    \
     X(cublasLtMatmulPreferenceSetAttribute) \

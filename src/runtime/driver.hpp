@@ -34,6 +34,8 @@ namespace tessera::runtime {
     X(cuGetErrorString)             \
     X(cuMemAlloc)                   \
     X(cuMemFree)                    \
+    X(cuMemAllocAsync)              \
+    X(cuMemFreeAsync)               \
     X(cuMemcpyHtoD)                 \
     X(cuMemcpyDtoH)                 \
     X(cuMemsetD8Async)              \

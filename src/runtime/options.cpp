@@ -89,6 +89,9 @@ Options Options::from_env() {
     o.print_configs = env_flag({"TESSERA_PRINT_CONFIGS", "DG_PRINT_CONFIGS"}, debug);
     o.pdl = env_flag({"TESSERA_PDL"}, false);
     o.dlpack_exchange = env_flag({"TESSERA_DLPACK_EXCHANGE"}, true);
+    o.cublaslt_temp_workspace = env_flag({"TESSERA_CUBLASLT_TEMP_WORKSPACE", "DG_USE_TEMP_CUBLASLT_WORKSPACE"}, false);
+    o.cublaslt_framework_handle =
+        env_flag({"TESSERA_CUBLASLT_FRAMEWORK_HANDLE", "DG_USE_PYTORCH_CUBLASLT_HANDLE"}, false);
     if (const char* forced = env_first({"TESSERA_FP8_CONFIG"})) o.fp8_config = forced;
     return o;
 }

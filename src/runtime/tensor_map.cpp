@@ -1,4 +1,4 @@
-// 2-D tiled tensor-map encoding.
+// 2-D and 3-D tiled tensor-map encoding.
 #include "runtime/tensor_map.hpp"
 
 #include "runtime/driver.hpp"
@@ -7,7 +7,7 @@
 namespace tessera::runtime {
 namespace {
 
-CUtensorMap encode_uncached(const TmaDesc2d& d) {
+CUtensorMap encode_uncached(const TmaDesc2d& d, std::uint64_t depth = 1, std::uint64_t depth_stride_bytes = 0) {
     TESSERA_ASSERT(reinterpret_cast<std::uintptr_t>(d.base) % 16 == 0);
     TESSERA_ASSERT(d.outer_stride_bytes % 16 == 0);
     TESSERA_ASSERT(d.box_inner >= 1 && d.box_inner <= 256 && d.box_outer >= 1 && d.box_outer <= 256);
@@ -19,13 +19,19 @@ CUtensorMap encode_uncached(const TmaDesc2d& d) {
         case TmaSwizzle::k128B: swizzle = CU_TENSOR_MAP_SWIZZLE_128B; break;
     }
     CUtensorMap map{};
-    const cuuint64_t dims[2] = {d.inner, d.outer};
-    // A single row needs a stride too; any 16-byte multiple at least one row long is accepted.
+    const cuuint64_t dims[3] = {d.inner, d.outer, depth};
+    // A single row needs a stride too; any 16-byte multiple at least one row long is accepted (likewise one repeat).
     const cuuint64_t row_bytes = (d.inner * d.element_bytes + 15) / 16 * 16;
-    const cuuint64_t strides[1] = {d.outer > 1 ? d.outer_stride_bytes : std::max<cuuint64_t>(d.outer_stride_bytes, row_bytes)};
-    const cuuint32_t box[2] = {d.box_inner, d.box_outer};
-    const cuuint32_t elem_strides[2] = {1, 1};
-    TESSERA_CU_CHECK(driver().cuTensorMapEncodeTiled(&map, d.dtype, 2, const_cast<void*>(d.base), dims, strides, box,
+    const cuuint64_t outer_stride =
+        d.outer > 1 ? d.outer_stride_bytes : std::max<cuuint64_t>(d.outer_stride_bytes, row_bytes);
+    const cuuint64_t strides[2] = {outer_stride,
+                                   depth > 1 ? depth_stride_bytes
+                                             : std::max<cuuint64_t>(depth_stride_bytes, outer_stride * d.outer)};
+    const cuuint32_t box[3] = {d.box_inner, d.box_outer, 1};
+    const cuuint32_t elem_strides[3] = {1, 1, 1};
+    const cuuint32_t rank = depth_stride_bytes > 0 || depth > 1 ? 3 : 2;
+    TESSERA_ASSERT(rank == 2 || depth_stride_bytes % 16 == 0);
+    TESSERA_CU_CHECK(driver().cuTensorMapEncodeTiled(&map, d.dtype, rank, const_cast<void*>(d.base), dims, strides, box,
                                                      elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                                                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
@@ -60,6 +66,12 @@ CUtensorMap encode_tma_2d(const TmaDesc2d& d) {
     e.map = map;
     e.valid = true;
     return map;
+}
+
+CUtensorMap encode_tma_3d(const TmaDesc2d& desc, std::uint64_t depth, std::uint64_t depth_stride_bytes) {
+    TESSERA_ASSERT(depth >= 1);
+    // Rank 3 even for one repeat: the kernel addresses the map with three coordinates.
+    return encode_uncached(desc, depth, std::max<std::uint64_t>(depth_stride_bytes, 16));
 }
 
 }  // namespace tessera::runtime

@@ -1,4 +1,4 @@
-// TMA descriptors: a 2-D tiled CUtensorMap from plain numbers, with the argument checks the driver would otherwise
+// TMA descriptors: a 2-D (or batched 3-D) tiled CUtensorMap from plain numbers, with the argument checks the driver would otherwise
 // answer with a bare CUDA_ERROR_INVALID_VALUE.
 #pragma once
 
@@ -24,5 +24,9 @@ struct TmaDesc2d {
 // Encodes with interleave none, L2 promotion 256B and zero fill out of bounds (the kernels rely on it). The map is a
 // pure function of `desc`, so results are memoized per thread: a cached GEMM call re-encodes nothing.
 CUtensorMap encode_tma_2d(const TmaDesc2d& desc);
+
+// The 2-D map `desc` repeated `depth` times, depth_stride_bytes apart (a 16-byte multiple): the third coordinate
+// picks the repeat, boxes are one repeat deep. Not memoized (batched einsum calls only).
+CUtensorMap encode_tma_3d(const TmaDesc2d& desc, std::uint64_t depth, std::uint64_t depth_stride_bytes);
 
 }  // namespace tessera::runtime

@@ -5,6 +5,9 @@
 
 namespace tessera::prims {
 
-enum GemmKind : int { kDense = 0, kContiguous = 1, kPsum = 2, kMasked = 3, kKGrouped = 4 };
+// kBatched: G independent problems of one [M, N, K] shape at the third coordinate of 3-D maps (einsum over a batch
+// of heads). kBatchSum: D = sum over a batch of A_s·B_sᵀ, split over the flattened (batch, k-block) axis, tiles
+// reduce-added into D (einsum 'bmk,bnk->mn').
+enum GemmKind : int { kDense = 0, kContiguous = 1, kPsum = 2, kMasked = 3, kKGrouped = 4, kBatched = 5, kBatchSum = 6 };
 
 }  // namespace tessera::prims

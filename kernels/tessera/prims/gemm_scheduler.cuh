@@ -15,6 +15,11 @@
 //                the device, clamped to [0, M_max]); rows past masked_m[g] are never stored.
 //   kKGrouped    same M, N per group, K = k_g per group (host-known, in the kernel parameters with per-group tensor
 //                maps); groups with k_g = 0 have no tiles; D rows offset by g*M.
+//   kBatched     num_groups problems of one [M, N, K] shape; a tile's rows are group-local (the kernel addresses the
+//                group as the third coordinate of its 3-D maps), and every tile is whole (the maps clip at M).
+//   kBatchSum    one [M, N] output summed over a batch: the k-blocks of every batch entry form one flattened axis of
+//                num_k_blocks, cut into splits of k_blocks_per_split; tile id = split * mn_tiles + mn tile, so the CTAs
+//                running at once share a split's rows of A and B in L2. Tiles are reduce-added into D.
 //
 // Split-K (kSplitK > 1, dense only): the CTAs of a kSplitK-wide cluster share one tile (cluster id = tile id, one
 // tile per cluster: the host launches tiles * kSplitK CTAs) and CTA rank r covers k-blocks [r*kb/S, (r+1)*kb/S);
@@ -71,6 +76,7 @@ struct GemmSchedulerArgs {
     uint32_t alignment;             // psum: group starts are aligned to this many rows
     const uint32_t* group_k;        // k-grouped: k_g per group (kernel parameters)
     const uint32_t* group_sf_k0;    // k-grouped: sum of ceil(k_h/128) over h < g
+    uint32_t k_blocks_per_split;    // batch-sum: k-blocks of the flattened (batch, K) axis per tile
 };
 
 // kWarpAhead: the instance runs in whole warps (the consumers; the producer's is one elected thread), so contiguous
@@ -112,7 +118,7 @@ struct GemmScheduler {
     // first_id and num_ctas count CTAs; with split-K they are turned into cluster ids.
     __device__ GemmScheduler(const GemmSchedulerArgs& a, uint32_t first_id, uint32_t num_ctas)
         : args(a), next_id(first_id / kSplitK), stride(num_ctas / kSplitK), split_rank(first_id % kSplitK) {
-        if constexpr (kKind == kPsum || kKind == kMasked || kKind == kKGrouped) load_group(0);
+        if constexpr (kKind == kPsum || kKind == kMasked || kKind == kKGrouped || kKind == kBatched) load_group(0);
     }
 
     __device__ uint32_t n_blocks() const { return ceil_div<uint32_t>(args.n, kBlockN); }
@@ -129,6 +135,8 @@ struct GemmScheduler {
         } else if constexpr (kKind == kMasked) {
             const int32_t rows = ptx::ld_global_nc(args.grouped_layout + g);
             group_end = group_start() + min(static_cast<uint32_t>(max(rows, 0)), args.m);
+        } else if constexpr (kKind == kBatched) {
+            group_end = args.m;
         } else {  // kKGrouped: every group has the full M; an empty K has no tiles
             group_end = args.group_k[g] == 0 ? 0u : args.m;
         }
@@ -158,6 +166,16 @@ struct GemmScheduler {
                 t.num_k_blocks = (split_rank + 1) * args.num_k_blocks / kSplitK - t.k_begin;
             }
             return true;
+        } else if constexpr (kKind == kBatchSum) {
+            const Raster raster(args.m, args.n, 0, stride);
+            const uint32_t split = id / raster.num_tiles;
+            const uint32_t k_begin = split * args.k_blocks_per_split;
+            if (k_begin >= args.num_k_blocks) return false;
+            t.coord = raster.tile_at(id - split * raster.num_tiles);
+            t.a_row = t.d_row = t.sfa_col = t.coord.m_block * kBlockM;
+            t.k_begin = k_begin;
+            t.num_k_blocks = min(args.k_blocks_per_split, args.num_k_blocks - k_begin);
+            return true;
         } else {
             // ids only grow, so the walk over groups is shared by all of this CTA's tiles.
             uint32_t tiles = group_tiles();
@@ -177,6 +195,9 @@ struct GemmScheduler {
             t.a_row = m0;
             if constexpr (kKind == kPsum) {
                 t.d_row = t.sfa_col = m0;
+            } else if constexpr (kKind == kBatched) {
+                t.d_row = t.sfa_col = m0;
+                t.valid_rows = kBlockM;
             } else if constexpr (kKind == kMasked) {
                 t.d_row = m0;
                 t.sfa_col = m0 - start;  // SFA map: [G * num_k_blocks][align(M_max, 4)]

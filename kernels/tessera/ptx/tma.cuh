@@ -1,4 +1,4 @@
-// TMA (cp.async.bulk.tensor) wrappers: 2D tile loads (plain and multicast), stores, reduce-add stores, bulk-group
+// TMA (cp.async.bulk.tensor) wrappers: 2D tile loads (plain and multicast), 3D loads and stores (batched maps), stores, reduce-add stores, bulk-group
 // commit/wait, descriptor prefetch and the generic->async proxy fence. Coordinates are element indices, innermost
 // first, as the tensor map defines them. `desc` is the address of a __grid_constant__ TmaDescriptor.
 #pragma once
@@ -19,6 +19,15 @@ TESSERA_DEVICE void tma_load_2d(uint32_t smem_dst, const TmaDescriptor& desc, ui
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
         ::"r"(smem_dst), "l"(desc_addr(desc)), "r"(bar), "r"(c0), "r"(c1)
+        : "memory");
+}
+
+// wraps cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes
+TESSERA_DEVICE void tma_load_3d(uint32_t smem_dst, const TmaDescriptor& desc, uint32_t bar, int32_t c0, int32_t c1,
+                                int32_t c2) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];"
+        ::"r"(smem_dst), "l"(desc_addr(desc)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
         : "memory");
 }
 
@@ -45,6 +54,13 @@ TESSERA_DEVICE void tma_prefetch_l2_2d(const TmaDescriptor& desc, int32_t c0, in
 TESSERA_DEVICE void tma_store_2d(const TmaDescriptor& desc, uint32_t smem_src, int32_t c0, int32_t c1) {
     asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
                  ::"l"(desc_addr(desc)), "r"(smem_src), "r"(c0), "r"(c1)
+                 : "memory");
+}
+
+// wraps cp.async.bulk.tensor.3d.global.shared::cta.bulk_group (store; clipped at the tensor bounds)
+TESSERA_DEVICE void tma_store_3d(const TmaDescriptor& desc, uint32_t smem_src, int32_t c0, int32_t c1, int32_t c2) {
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];"
+                 ::"l"(desc_addr(desc)), "r"(smem_src), "r"(c0), "r"(c1), "r"(c2)
                  : "memory");
 }
 

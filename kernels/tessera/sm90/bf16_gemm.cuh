@@ -7,6 +7,9 @@
 //   B stage: the same over N. 128-byte swizzle everywhere; a k-block is 64 K elements (one 128-byte swizzle row).
 //   D [M, N] row-major, BF16 or FP32 (kOutF32); kAccumulate: the tiles are reduce-added into D (the host has copied C
 //   there), else stored. TMA clips every load and store at M, N and K (zero fill), so no edge needs code here.
+//   Batched (einsum over heads): A, B and D are 3-D maps whose third coordinate is the group, so any batch strides
+//   work and each group's edges clip on their own. Batch-sum (einsum 'bmk,bnk->mn'): A [S*M][K] and B [S*N][K], a
+//   tile walks its split of the flattened (s, k-block) axis and reduce-adds its FP32 sum into D.
 //
 // The parts: the tile sequence of each problem kind (prims/gemm_scheduler.cuh), the ring (prims/pipeline.cuh), the
 // wgmma descriptors (prims/smem_desc.cuh) and the tile stores (sm90/gemm_epilogue.cuh, shared with the FP8 kernel).
@@ -57,6 +60,8 @@ struct Bf16GemmPolicy {
     static constexpr bool kOutF32 = Config::kOutF32 != 0;
     static constexpr bool kReduceAdd = Config::kAccumulate != 0;
     static constexpr bool kKGrouped = kKind == prims::kKGrouped;
+    static constexpr bool kBatched = kKind == prims::kBatched;
+    static constexpr bool kBatchSum = kKind == prims::kBatchSum;
     static constexpr int kNumKGroups = kKGrouped ? Config::kNumGroups : 1;
 
     // The epilogue's view of the plan (sm90/gemm_epilogue.cuh): one wave of 64 rows per warpgroup, whole tiles, no
@@ -101,6 +106,9 @@ struct Bf16GemmPolicy {
                   "k-grouped BF16 (TN): MN-major A [sum K][M] and B [sum K][N], FP32 D[g] = C[g] + A_gᵀ B_g");
     static_assert(!kMGrouped || (!kTransA && !kOutF32 && !kReduceAdd),
                   "m-grouped BF16: K-major A, BF16 D stored (not accumulated)");
+    static_assert(!kBatched || (!kTransA && !kReduceAdd), "batched BF16: K-major A, D stored through its 3-D map");
+    static_assert(!kBatchSum || (!kTransA && !kTransB && kOutF32 && kReduceAdd),
+                  "batch-sum BF16: K-major A [S*M][K] and B [S*N][K], FP32 tiles reduce-added into D");
 };
 
 template <class Config>
@@ -131,8 +139,10 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
         uint32_t ld_d;                  // D row stride in elements
         uint32_t num_groups;
         uint32_t alignment;             // psum: rows a group start is aligned to
+        uint32_t k_blocks_per_split;    // batch-sum: flattened (s, k-block) steps per tile
     };
-    // The host mirrors BaseParams byte for byte (src/ops/bf16_gemm_common.hpp: three 128-byte maps, m/n/k at 384..395).
+    // The host mirrors BaseParams byte for byte (src/ops/bf16_gemm_common.hpp: three 128-byte maps, m/n/k at 384..395;
+    // batched: the maps are 3-D, [G][rows][K] and [G][M][N]).
     static_assert(sizeof(BaseParams) == 448 && alignof(BaseParams) == 64, "Params layout is part of the host contract");
     // k-grouped: the groups are row ranges of A [sum K][M] and B [sum K][N]; group g's K and its start in 128-K blocks.
     struct KGroupedParams : BaseParams {
@@ -163,6 +173,10 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
         a.m = shape_m(p);
         a.n = shape_n(p);
         a.num_k_blocks = ceil_div(shape_k(p), static_cast<uint32_t>(kBlockK));
+        if constexpr (Policy::kBatchSum) {
+            a.num_k_blocks *= p.num_groups;  // the batch entries' k-blocks, one after another
+            a.k_blocks_per_split = p.k_blocks_per_split;
+        }
         a.grouped_layout = p.grouped_layout;
         a.num_groups = p.num_groups;
         a.alignment = p.alignment;
@@ -179,16 +193,42 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
         return Policy::kKGrouped ? tile.sf_k0 * 128 : 0u;
     }
 
-    // One operand's stage: a K-major box of `rows` rows at (k0, row0), or rows/64 MN-major boxes at (row0 + 64 j, k0).
+    // One operand's stage: a K-major box of `rows` rows at (k0, row0), or rows/64 MN-major boxes at (row0 + 64 j, k0);
+    // batched kernels add the group as the maps' third coordinate.
     template <int kRows, bool kTrans>
     TESSERA_DEVICE static void load_operand(uint8_t* dst, const TmaDescriptor& desc, uint32_t bar, int32_t k0,
-                                            int32_t row0) {
+                                            int32_t row0, int32_t group) {
         if constexpr (kTrans) {
 #pragma unroll
-            for (int j = 0; j < kRows / 64; ++j)
-                ptx::tma_load_2d(ptx::smem_addr(dst + j * kChunkBytes), desc, bar, row0 + 64 * j, k0);
+            for (int j = 0; j < kRows / 64; ++j) {
+                const uint32_t addr = ptx::smem_addr(dst + j * kChunkBytes);
+                if constexpr (Policy::kBatched) ptx::tma_load_3d(addr, desc, bar, row0 + 64 * j, k0, group);
+                else ptx::tma_load_2d(addr, desc, bar, row0 + 64 * j, k0);
+            }
         } else {
-            ptx::tma_load_2d(ptx::smem_addr(dst), desc, bar, k0, row0);
+            if constexpr (Policy::kBatched) ptx::tma_load_3d(ptx::smem_addr(dst), desc, bar, k0, row0, group);
+            else ptx::tma_load_2d(ptx::smem_addr(dst), desc, bar, k0, row0);
+        }
+    }
+
+    // Batch-sum: the tile's k-blocks run over (s, k-block) pairs from tile.k_begin on; A and B rows of entry s start
+    // at s*M and s*N.
+    TESSERA_DEVICE static void produce_batch_sum(const Params& p, SharedStorage& smem, Ring& ring,
+                                                 const prims::GemmTile& tile) {
+        const uint32_t m = shape_m(p), n = shape_n(p);
+        const uint32_t k_blocks = ceil_div(shape_k(p), static_cast<uint32_t>(kBlockK));
+        uint32_t s = tile.k_begin / k_blocks, kb = tile.k_begin - s * k_blocks;
+#pragma unroll 1
+        for (uint32_t i = 0; i < tile.num_k_blocks; ++i) {
+            const int32_t k0 = static_cast<int32_t>(kb * kBlockK);
+            const int32_t a_row = static_cast<int32_t>(s * m + tile.a_row);
+            const int32_t b_row = static_cast<int32_t>(s * n + tile.coord.n_block * kBlockN);
+            prims::produce_stage(ring, smem.full_barriers, smem.empty_barriers, true, kTxBytes,
+                                 [&](uint32_t st, uint32_t full) {
+                                     load_operand<kBlockM, false>(smem.a[st], p.tensor_map_a, full, k0, a_row, 0);
+                                     load_operand<kBlockN, false>(smem.b[st], p.tensor_map_b, full, k0, b_row, 0);
+                                 });
+            if (++kb == k_blocks) kb = 0, ++s;
         }
     }
 
@@ -199,12 +239,17 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
         Ring ring;
         prims::GemmTile tile;
         while (scheduler.next(tile)) {
+            if constexpr (Policy::kBatchSum) {
+                produce_batch_sum(p, smem, ring, tile);
+                continue;
+            }
             const int32_t k_base = static_cast<int32_t>(group_k_start(tile));
             const int32_t a_row = static_cast<int32_t>(tile.a_row);
             // m-grouped B holds the groups one after another: K-major [G*N][K] (the group's rows start at g*N), or
             // MN-major [G*K][N] (its K rows start at g*K; the host requires K % 64 == 0, so no k-block crosses into
             // the next group).
-            const uint32_t group = kMGrouped ? tile.group : 0u;
+            const uint32_t group = kMGrouped ? tile.group : 0u;  // (batched: the maps' third coordinate instead)
+            const int32_t batch = static_cast<int32_t>(tile.group);
             const int32_t b_row = static_cast<int32_t>((kTransB ? 0u : group * n) + tile.coord.n_block * kBlockN);
             const int32_t b_k0 = static_cast<int32_t>(kTransB && kMGrouped ? group * k : 0u) + k_base;
 #pragma unroll 1
@@ -213,9 +258,9 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
                 prims::produce_stage(ring, smem.full_barriers, smem.empty_barriers, tile.loads, kTxBytes,
                                      [&](uint32_t s, uint32_t full) {
                                          load_operand<kBlockM, kTransA>(smem.a[s], p.tensor_map_a, full,
-                                                                        k_base + k0, a_row);
+                                                                        k_base + k0, a_row, batch);
                                          load_operand<kBlockN, kTransB>(smem.b[s], p.tensor_map_b, full, b_k0 + k0,
-                                                                        b_row);
+                                                                        b_row, batch);
                                      });
             }
         }
@@ -277,7 +322,8 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
             if constexpr (kKind == prims::kContiguous) {
                 if (tile.row_mask) Epilogue::mask_padding_rows(p, acc, tile, wg, warp, lane);
             }
-            if constexpr (kKind == prims::kDense || kKind == prims::kContiguous) {
+            if constexpr (kKind == prims::kDense || kKind == prims::kContiguous || Policy::kBatched ||
+                          Policy::kBatchSum) {
                 Epilogue::store_tile(p, smem, acc, tile, wg, warp, lane);
             } else {
                 if (tile.valid_rows == kBlockM) Epilogue::store_tile(p, smem, acc, tile, wg, warp, lane);

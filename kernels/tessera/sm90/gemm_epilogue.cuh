@@ -191,6 +191,8 @@ struct GemmEpilogue {
                                                             atom * OutTile::kAtomCols);
                     const int32_t c1 = static_cast<int32_t>(tile.d_row + row_base);
                     if constexpr (kReduceAdd) ptx::tma_reduce_add_2d(p.tensor_map_d, src, c0, c1);
+                    else if constexpr (K::kKind == prims::kBatched)
+                        ptx::tma_store_3d(p.tensor_map_d, src, c0, c1, static_cast<int32_t>(tile.group));
                     else ptx::tma_store_2d(p.tensor_map_d, src, c0, c1);
                 }
                 ptx::bulk_commit_group();
