@@ -40,7 +40,7 @@ sanitize() {
 # One kernel of each protocol the GEMM kernels have. FP8: a one-warpgroup pipelined tile (33x136x1552, 64x16, 13
 # k-blocks on 12 stages), a split-K cluster reducing through distributed shared memory, a 128x256 tile in two N halves
 # with several tiles per CTA, 1D1D reduce-add tiles that stop early, masked, contiguous, psum and k-grouped tiles whose
-# rows stop early or are padding. BF16: each layout's tiles on odd shapes, the grouped kinds.
+# rows stop early or are padding. BF16: each layout's tiles on odd shapes, the grouped kinds, einsum's batched kinds.
 sanitizers() {
     local tool status=0
     for tool in memcheck racecheck; do
@@ -57,6 +57,9 @@ sanitizers() {
             "test_odd_shapes_every_layout and (65-200-1000 or 129-392-2056)" || status=1
         sanitize $tool test_bf16_gemm_gpu.py \
             "test_masked_rows or test_contiguous_psum or (test_k_grouped and 200-264)" || status=1
+        # einsum: the batched kind's 3-D maps on strided odd views, the batch-sum's reduce-add and cast
+        sanitize $tool test_einsum_gpu.py \
+            "test_per_head_strided_views or (test_bmk_bnk_mn and 129 and 128-384-128)" || status=1
     done
     return $status
 }

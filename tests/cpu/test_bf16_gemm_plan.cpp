@@ -2,7 +2,9 @@
 // memory formula is the planner's, and set_block_size_multiple_of constrains block N.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
+#include <tuple>
 #include <string>
 
 #include "heuristics/bf16_gemm_plan.hpp"
@@ -60,4 +62,32 @@ TEST(Bf16GemmPlan, BlockNMultipleAndErrors) {
         EXPECT_NE(std::string(e.what()).find("set_block_size_multiple_of"), std::string::npos) << e.what();
     }
     EXPECT_THROW(choose_bf16_gemm_config({0, 128, 128}), tessera::InvalidArgument);
+}
+
+// einsum 'bmk,bnk->mn': tiles divide M and N, every (batch, k-block) step belongs to exactly one split, the grid is
+// at most the SMs and at least one CTA per (tile, split) pair up to that, and shared memory fits.
+TEST(Bf16GemmPlan, BatchSumCoversTheBatchOnce) {
+    for (int sms : {132, 78, 1})
+        for (auto [m, n, k] : {std::tuple<int, int, int>{128, 384, 128}, {256, 256, 256}, {384, 128, 384},
+                               {64, 64, 64}, {192, 320, 64}})
+            for (int batch : {1, 3, 129, 4096, 8192}) {
+                Bf16GemmProblem p{m, n, k, false, false, true, true};
+                p.num_groups = batch;
+                p.num_sms = sms;
+                SCOPED_TRACE(testing::Message() << m << "x" << n << "x" << k << " batch " << batch << " sms " << sms);
+                const Bf16GemmConfig c = choose_bf16_batch_sum_config(p);
+                EXPECT_EQ(m % c.block_m, 0);
+                EXPECT_EQ(n % c.block_n, 0);
+                const std::int64_t k_blocks = std::int64_t{batch} * (k / kBf16BlockK);
+                const std::int64_t splits = (k_blocks + c.k_blocks_per_split - 1) / c.k_blocks_per_split;
+                EXPECT_GE(c.k_blocks_per_split, 1);
+                EXPECT_GT(splits * c.k_blocks_per_split, k_blocks - c.k_blocks_per_split);  // no empty split
+                const std::int64_t tiles = std::int64_t{m / c.block_m} * (n / c.block_n) * splits;
+                EXPECT_EQ(c.num_sms, std::min<std::int64_t>(sms, tiles));
+                EXPECT_GE(c.num_stages, 2);
+                EXPECT_EQ(c.smem_bytes, bf16_gemm_smem_bytes(c.block_m, c.block_n, c.num_stages, true));
+                EXPECT_LE(c.smem_bytes, 232448);
+            }
+    Bf16GemmProblem odd{100, 128, 64, false, false, true, true};
+    EXPECT_THROW(choose_bf16_batch_sum_config(odd), tessera::Error);
 }

@@ -50,3 +50,33 @@ def test_fp8_in_another_layout_is_refused():
     with pytest.raises(ValueError, match="FP8 operands must be K-major"):
         lt._cublaslt_gemm_nn(a, b, d)
     assert bool((d == 7.0).all())
+
+
+@pytest.mark.parametrize("mn_b", [False, True])
+def test_strided_batch(mn_b):
+    # d[g] = a[g] @ b[g].T over permuted (non-contiguous) views, the shape einsum's use_cublaslt path passes.
+    a = torch.randn(40, 6, 256, device="cuda", dtype=torch.bfloat16).permute(1, 0, 2)  # [6, 40, 256]
+    b = torch.randn(6, 96, 256, device="cuda", dtype=torch.bfloat16)
+    if mn_b:
+        b = b.mT.contiguous().mT
+    d = torch.full((40, 6, 96), float("nan"), device="cuda", dtype=torch.bfloat16).permute(1, 0, 2)
+    lt._cublaslt_bmm_nt(a, b, d)
+    assert calc_diff(d, a.double() @ b.double().mT) < 1e-5
+
+
+@pytest.mark.parametrize("variable", ["DG_USE_TEMP_CUBLASLT_WORKSPACE", "DG_USE_PYTORCH_CUBLASLT_HANDLE"])
+def test_deepgemm_switches(variable):
+    # Options are read once per process: the switch is tested in a child.
+    import subprocess
+    import sys
+    import os
+    code = ("import torch, tessera\nfrom tessera import cublaslt as lt\nfrom tessera.testing import calc_diff\n"
+            "a = torch.randn(256, 512, device='cuda', dtype=torch.bfloat16)\n"
+            "b = torch.randn(384, 512, device='cuda', dtype=torch.bfloat16)\n"
+            "d = torch.empty(256, 384, device='cuda')\n"
+            "for _ in range(3): lt._cublaslt_gemm_nt(a, b, d)\n"
+            "assert calc_diff(d, a.double() @ b.double().T) < 1e-5\n"
+            f"assert tessera._C.cublaslt_framework_handle() == {variable == 'DG_USE_PYTORCH_CUBLASLT_HANDLE'}\n")
+    env = dict(os.environ, **{variable: "1"})
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
