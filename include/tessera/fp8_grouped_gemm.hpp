@@ -33,14 +33,15 @@ Fp8GemmStatus m_grouped_fp8_gemm_nt_masked(const TensorRef& a, const TensorRef& 
                                            const TensorRef& sfb, const TensorRef& d, const TensorRef& masked_m,
                                            std::int64_t expected_m, Stream stream);
 
-// Weight gradient: D[g] += A_g·B_gᵀ (1D1D, FP32; D must already hold C). A_g = [M, k_g] and B_g = [N, k_g] are
+// Weight gradient: D[g] = C[g] + A_g·B_gᵀ (1D1D, FP32): c (FP32 [G, M, N], may be d itself; nullptr: D already holds
+// C) is copied into d on the stream after every check. A_g = [M, k_g] and B_g = [N, k_g] are
 // row-major blocks stored back to back in a and b; ks = k_g on the host (each a multiple of 128, zeros allowed);
 // grouped_layout = the same values as int32 [G] on the device (checked for shape only). sfa: FP32 [M, S] and
 // sfb: FP32 [N, S], S = sum_g k_g/128, MN-major TMA-aligned. d: FP32 [G, M, N] contiguous.
 Fp8GemmStatus k_grouped_fp8_gemm_nt_contiguous(const TensorRef& a, const TensorRef& sfa, const TensorRef& b,
                                                const TensorRef& sfb, const TensorRef& d,
                                                std::span<const std::int64_t> ks, const TensorRef& grouped_layout,
-                                               Stream stream);
+                                               Stream stream, const TensorRef* c = nullptr);
 
 // The config a grouped GEMM picks (tile, stages, cluster, grid) as one readable line, e.g. for a benchmark's config
 // column. m: M_total (contiguous, psum), M_max (masked) or the per-group M (k-grouped); k: ignored for k-grouped;

@@ -30,11 +30,12 @@ using tessera::py::to_optional_ref;
 using tessera::py::to_ref;
 namespace {
 
-// fp8_gemm_nt with the GIL released (recipe 0: 1D2D, 1: 1D1D), shared by both FP8 GEMM entry points.
+// fp8_gemm_nt with the GIL released (recipe 0: 1D2D, 1: 1D1D), shared by both FP8 GEMM entry points; c: 1D1D's C
+// when it is not d itself.
 Fp8GemmStatus run_fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const TensorRef& b, const TensorRef& sfb,
-                              const TensorRef& d, int recipe, Stream stream) {
+                              const TensorRef& d, int recipe, Stream stream, const TensorRef* c = nullptr) {
     nb::gil_scoped_release release;
-    return fp8_gemm_nt(a, sfa, b, sfb, d, recipe ? Fp8Recipe::k1D1D : Fp8Recipe::k1D2D, stream);
+    return fp8_gemm_nt(a, sfa, b, sfb, d, recipe ? Fp8Recipe::k1D1D : Fp8Recipe::k1D2D, stream, c);
 }
 
 // The recipe of a fast-path fp8_gemm_nt call (0: 1D2D, 1: 1D1D with c = d), or -1 when the Python implementation
@@ -134,14 +135,28 @@ NB_MODULE(_C, m) {
     // FP8 GEMM: returns 0 when launched, 1/2 when sfa/sfb must first be brought into the kernel's layout.
     m.def(
         "fp8_gemm_nt",
-        [](nb::handle a, nb::handle sfa, nb::handle b, nb::handle sfb, nb::handle d, int recipe,
+        [](nb::handle a, nb::handle sfa, nb::handle b, nb::handle sfb, nb::handle d, int recipe, nb::handle c,
            std::optional<std::uintptr_t> stream) {
             const TensorRef ra = to_ref(a, "a"), rsa = to_ref(sfa, "sfa"), rb = to_ref(b, "b"),
                             rsb = to_ref(sfb, "sfb"), rd = to_ref(d, "d");  // in argument order: errors name the first
-            return static_cast<int>(run_fp8_gemm_nt(ra, rsa, rb, rsb, rd, recipe, stream_for(ra, stream)));
+            const std::optional<TensorRef> rc = to_optional_ref(c, "c");
+            return static_cast<int>(
+                run_fp8_gemm_nt(ra, rsa, rb, rsb, rd, recipe, stream_for(ra, stream), rc ? &*rc : nullptr));
         },
         nb::arg("a"), nb::arg("sfa"), nb::arg("b"), nb::arg("sfb"), nb::arg("d"), nb::arg("recipe"),
-        nb::arg("stream") = nb::none());
+        nb::arg("c").none() = nb::none(), nb::arg("stream") = nb::none());
+    m.def(
+        "fp8_gemm_nt_skip_head_mid",
+        [](nb::handle a, nb::handle sfa, nb::handle b, nb::handle sfb, nb::handle d, std::int64_t left,
+           std::int64_t mid, std::int64_t right, std::optional<std::uintptr_t> stream) {
+            const TensorRef ra = to_ref(a, "a"), rsa = to_ref(sfa, "sfa"), rb = to_ref(b, "b"),
+                            rsb = to_ref(sfb, "sfb"), rd = to_ref(d, "d");
+            const Stream st = stream_for(ra, stream);
+            nb::gil_scoped_release release;
+            return static_cast<int>(fp8_gemm_nt_skip_head_mid(ra, rsa, rb, rsb, rd, {left, mid, right}, st));
+        },
+        nb::arg("a"), nb::arg("sfa"), nb::arg("b"), nb::arg("sfb"), nb::arg("d"), nb::arg("left"), nb::arg("mid"),
+        nb::arg("right"), nb::arg("stream") = nb::none());
 
     // tessera.fp8_gemm_nt itself: the common cached call (tuples of (tensor, FP32 scales), default or explicit
     // recipe, c absent or d itself for FP32 output, scales already in the kernel's layout) launches from here with no
@@ -250,15 +265,17 @@ NB_MODULE(_C, m) {
     m.def(
         "k_grouped_fp8_gemm_nt_contiguous",
         [](nb::handle a, nb::handle sfa, nb::handle b, nb::handle sfb, nb::handle d, const std::vector<std::int64_t>& ks,
-           nb::handle grouped_layout, std::optional<std::uintptr_t> stream) {
+           nb::handle grouped_layout, nb::handle c, std::optional<std::uintptr_t> stream) {
             const TensorRef ra = to_ref(a, "a"), rsa = to_ref(sfa, "sfa"), rb = to_ref(b, "b"),
                             rsb = to_ref(sfb, "sfb"), rd = to_ref(d, "d"), rl = to_ref(grouped_layout, "grouped_layout");
+            const std::optional<TensorRef> rc = to_optional_ref(c, "c");
             const Stream st = stream_for(ra, stream);
             nb::gil_scoped_release release;
-            return static_cast<int>(k_grouped_fp8_gemm_nt_contiguous(ra, rsa, rb, rsb, rd, ks, rl, st));
+            return static_cast<int>(
+                k_grouped_fp8_gemm_nt_contiguous(ra, rsa, rb, rsb, rd, ks, rl, st, rc ? &*rc : nullptr));
         },
         nb::arg("a"), nb::arg("sfa"), nb::arg("b"), nb::arg("sfb"), nb::arg("d"), nb::arg("ks"),
-        nb::arg("grouped_layout"), nb::arg("stream") = nb::none());
+        nb::arg("grouped_layout"), nb::arg("c").none() = nb::none(), nb::arg("stream") = nb::none());
 
     // Layout utilities
     m.def("get_tma_aligned_size", &get_tma_aligned_size, nb::arg("x"), nb::arg("element_size"));

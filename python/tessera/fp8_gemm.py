@@ -56,6 +56,7 @@ def _fp8_gemm_nt_py(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
     hands everything else to this function."""
     (a, sfa), (b, sfb) = pair("fp8_gemm_nt", "a", a), pair("fp8_gemm_nt", "b", b)
     kind = _recipe_kind(recipe, recipe_a, recipe_b, sfa, sfb)
+    separate_c = None  # 1D1D's C when it is not d itself: the C++ op copies it into d after every check
     if kind == 1:
         if c is None:
             raise NotImplementedError("fp8_gemm_nt: FP32 output (recipe (1, 1, 128)) computes D = C + A·Bᵀ and needs "
@@ -64,17 +65,20 @@ def _fp8_gemm_nt_py(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
             if c.shape != d.shape or c.dtype != d.dtype:
                 raise InvalidArgument(f"fp8_gemm_nt: argument 'c': expected shape {tuple(d.shape)} and dtype {d.dtype} "
                                  f"(those of d), got {tuple(c.shape)} {c.dtype}")
-            d.copy_(c)
+            separate_c = c
         elif c.stride() != d.stride() or c.shape != d.shape:
             raise InvalidArgument("fp8_gemm_nt: argument 'c': shares storage with d but differs in shape or strides")
     elif c is not None:
         raise NotImplementedError("fp8_gemm_nt: accumulating into a BF16 output (c with recipe (1, 128, 128)) is not "
                                   "supported on SM90; use FP32 output with recipe (1, 1, 128)")
-    if a.dim() == 2 and a.shape[1] == 0 and kind == 0 and d.numel():
-        d.zero_()  # K = 0: the product is empty
+    if a.dim() == 2 and a.shape[1] == 0 and d.numel():  # K = 0: the product is empty (D = C, or zeros)
+        if kind == 0:
+            d.zero_()
+        elif separate_c is not None:
+            d.copy_(separate_c)
         return
     for _ in range(3):
-        status = _C.fp8_gemm_nt(a, sfa, b, sfb, d, kind)
+        status = _C.fp8_gemm_nt(a, sfa, b, sfb, d, kind, separate_c)
         if status == 0:
             return
         sfa, sfb = _fix_layout(status, a, sfa, b, sfb, kind)
@@ -82,6 +86,27 @@ def _fp8_gemm_nt_py(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
 
 
 fp8_gemm_nt = _C.fp8_gemm_nt_entry
+
+
+def _fp8_gemm_nt_skip_head_mid(a, b, d, head_splits, recipe=None, compiled_dims="nk", disable_ue8m0_cast=False):
+    """fp8_gemm_nt (1D2D) whose product [M, N] lands in d [M, N / (l + r) * (l + m + r)] head by head, with
+    head_splits = (l, m, r): each head's l columns, then m columns of d left untouched, then its r columns. The
+    public name routes here once it has passed on the H200 (tessera/_pending.py until then)."""
+    op = "fp8_gemm_nt_skip_head_mid"
+    (a, sfa), (b, sfb) = pair(op, "a", a), pair(op, "b", b)
+    if recipe is not None and tuple(recipe) != (1, 128, 128):
+        raise NotImplementedError(f"{op}: argument 'recipe': SM90 supports (1, 128, 128) (BF16 out), got {recipe!r}")
+    try:
+        left, mid, right = (int(x) for x in head_splits)
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"{op}: argument 'head_splits': expected (left, mid, right), got {head_splits!r}") \
+            from None
+    for _ in range(3):
+        status = _C.fp8_gemm_nt_skip_head_mid(a, sfa, b, sfb, d, left, mid, right)
+        if status == 0:
+            return
+        sfa, sfb = _fix_layout(status, a, sfa, b, sfb, 0)
+    raise RuntimeError(f"{op}: scale factors could not be brought into the kernel's layout")
 
 
 def _t(op, name, operand):

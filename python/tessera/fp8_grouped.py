@@ -333,12 +333,13 @@ def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, re
     _expect_shape(op, "sfa", sfa, (m, sf_k), " ([M, sum(k_g / 128)])")
     _expect_shape(op, "sfb", sfb, (n, sf_k), " ([N, sum(k_g / 128)])")
     _int_layout(op, "grouped_layout", grouped_layout, g, "the K of each group, as ks_cpu")
-    if copy_c:
-        d.copy_(c)
-    if sum_k == 0 or d.numel() == 0:
+    if sum_k == 0 or d.numel() == 0:  # no product: D = C, with every argument checked
+        if copy_c:
+            d.copy_(c)
         return
+    separate_c = c if copy_c else None  # the C++ op copies it into d after its own checks
     kernel = _kernel(op)
-    _launch(op, lambda sa, sb: kernel(a, sa, b, sb, d, ks, grouped_layout),
+    _launch(op, lambda sa, sb: kernel(a, sa, b, sb, d, ks, grouped_layout, separate_c),
             get_mn_major_tma_aligned_tensor, get_mn_major_tma_aligned_tensor, sfa, sfb)
 
 

@@ -155,6 +155,15 @@ std::vector<jit::KernelSpec> catalog_specs(std::string_view suite_name, int num_
     // The BF16 family is built by the compile checks ("all") before the public API routes to it.
     if (suite_name == "all") {
         for (const jit::KernelSpec& spec : bf16_specs(num_sms)) add(spec);
+        // fp8_gemm_nt_skip_head_mid over DeepGEMM's test shapes: the dense plan, its stores spread head by head.
+        for (std::int64_t m : {128, 4096})
+            for (std::int64_t n : {32768, 8192}) {
+                aot::Fp8Problem dense;
+                dense.m = m, dense.n = n, dense.k = 512, dense.num_sms = num_sms;
+                ops::Fp8ProblemPlan plan = ops::plan_fp8_problem(dense, "catalog");
+                plan.key.head_left = 128, plan.key.head_mid = 64, plan.key.head_right = 128;
+                add(ops::fp8_spec(plan.key, plan.config));
+            }
         for (const jit::KernelSpec& spec : hc_prenorm_specs(num_sms)) add(spec);
         for (const jit::KernelSpec& spec : mqa_logits_specs(num_sms)) add(spec);
         for (const jit::KernelSpec& spec : paged_mqa_logits_specs(num_sms)) add(spec);

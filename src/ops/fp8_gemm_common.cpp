@@ -54,7 +54,10 @@ bool sf_mn_major_aligned(const TensorRef& sf, std::int64_t mn, std::int64_t sf_k
 }
 
 jit::KernelSpec fp8_spec(const Fp8PlanKey& key, const heuristics::Fp8GemmConfig& c) {
-    return make_fp8_gemm_spec(c, key.mode, key.kind, key.n, key.k, key.num_groups);
+    jit::KernelSpec spec = make_fp8_gemm_spec(c, key.mode, key.kind, key.n, key.k, key.num_groups);
+    if (key.head_mid > 0)  // (only then: every other spec keeps its text, and so its cache key)
+        spec.set("kHeadLeft", key.head_left).set("kHeadMid", key.head_mid).set("kHeadRight", key.head_right);
+    return spec;
 }
 
 // The FP8 family's post-compile policy: the yield interval of the promotion's reuse-hint pass (jit/ffma_hints.hpp),
@@ -104,7 +107,7 @@ namespace {
 struct Fp8PlanKeyHash {
     std::size_t operator()(const Fp8PlanKey& k) const noexcept {
         return hash_fields({k.m, k.n, k.k, static_cast<int>(k.mode), static_cast<int>(k.kind), k.num_groups, k.block_m,
-                            k.num_sms, k.device, k.block_n_multiple});
+                            k.num_sms, k.device, k.block_n_multiple, k.head_left, k.head_mid, k.head_right});
     }
 };
 

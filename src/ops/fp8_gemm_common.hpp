@@ -68,6 +68,7 @@ struct Fp8PlanKey {
     GemmKind kind;
     int num_groups, block_m, num_sms, device;
     int block_n_multiple = 1;  // Options::block_n_multiple when planned (fp8_plan fills it in)
+    int head_left = 0, head_mid = 0, head_right = 0;  // skip-head-mid (dense 1D2D; mid 0: an ordinary D)
     bool operator==(const Fp8PlanKey&) const = default;
 };
 struct Fp8Plan {

@@ -272,7 +272,7 @@ Fp8GemmStatus m_grouped_fp8_gemm_nt_masked(const TensorRef& a, const TensorRef& 
 Fp8GemmStatus k_grouped_fp8_gemm_nt_contiguous(const TensorRef& a, const TensorRef& sfa, const TensorRef& b,
                                                const TensorRef& sfb, const TensorRef& d,
                                                std::span<const std::int64_t> ks, const TensorRef& grouped_layout,
-                                               Stream stream) {
+                                               Stream stream, const TensorRef* c_in) {
     constexpr const char* kOp = "k_grouped_fp8_gemm_nt_contiguous";
     check_common(kOp, {{"a", &a}, {"sfa", &sfa}, {"b", &b}, {"sfb", &sfb}, {"d", &d}, {"grouped_layout", &grouped_layout}},
                  a);
@@ -309,7 +309,12 @@ Fp8GemmStatus k_grouped_fp8_gemm_nt_contiguous(const TensorRef& a, const TensorR
                   m, ", ", sf_k, "] (sum(ks)/128 scales per row), got ", ops::shape_string(sfa));
     TESSERA_CHECK(sfb.ndim == 2 && sfb.size(0) == n && sfb.size(1) == sf_k, kOp, ": argument 'sfb': expected shape [",
                   n, ", ", sf_k, "] (sum(ks)/128 scales per row), got ", ops::shape_string(sfb));
-    if (m == 0 || n == 0 || sum_k == 0) return Fp8GemmStatus::kLaunched;
+    if (c_in != nullptr) ops::check_c(kOp, *c_in, d);
+    const bool copy_c = c_in != nullptr && c_in->data != d.data;
+    if (m == 0 || n == 0 || sum_k == 0) {  // D = C
+        if (copy_c && d.numel() > 0) ops::copy_c_into_d(*c_in, d, stream);
+        return Fp8GemmStatus::kLaunched;
+    }
     TESSERA_CHECK(n % 4 == 0, kOp, ": argument 'd': expected N a multiple of 4 (16-byte FP32 rows), got N = ", n);
     if (!ops::sf_mn_major_aligned(sfa, m, sf_k)) return Fp8GemmStatus::kNeedsSfaLayout;
     if (!ops::sf_mn_major_aligned(sfb, n, sf_k)) return Fp8GemmStatus::kNeedsSfbLayout;

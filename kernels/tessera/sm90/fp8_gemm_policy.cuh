@@ -5,7 +5,8 @@
 //
 // Config members (rendered by the JIT from the host's spec): kMode, kBlockM, kBlockN, kBlockK, kNumStages,
 // kNumMathWarpgroups, kClusterM, kClusterN, kNumSMs, kShapeM/N/K (0 = read at run time), kGroupSize; optional, with
-// the defaults below: kGemmKind, kNumGroups, kSplitK, kRasterAlongM, kDInRing, kDHalves, kLoadRowsA.
+// the defaults below: kGemmKind, kNumGroups, kSplitK, kRasterAlongM, kDInRing, kDHalves, kLoadRowsA, kHeadLeft /
+// kHeadMid / kHeadRight.
 #pragma once
 
 #include <tessera/common.cuh>
@@ -51,6 +52,11 @@ constexpr bool d_halves() {  // the D tile is staged one N half at a time (128x2
     else return false;
 }
 template <class C>
+constexpr int head_split(int which) {  // skip-head-mid (left, mid, right) columns per head; 0: an ordinary D
+    if constexpr (requires { C::kHeadMid; }) return which == 0 ? C::kHeadLeft : which == 1 ? C::kHeadMid : C::kHeadRight;
+    else return 0;
+}
+template <class C>
 constexpr int load_rows_a() {  // rows of A and SFA each stage's TMA boxes carry (dense M <= 32: 16 or 32)
     if constexpr (requires { C::kLoadRowsA; }) return C::kLoadRowsA;
     else return C::kBlockM;
@@ -66,6 +72,11 @@ struct Fp8GemmPolicy {
     // The epilogue's view (sm90/gemm_epilogue.cuh): 1D1D writes FP32 and adds into D (C was copied there).
     static constexpr bool kOutF32 = kIs1D1D;
     static constexpr bool kReduceAdd = kIs1D1D;
+    // Skip-head-mid (dense 1D2D only): D columns per head are kHeadLeft result columns, kHeadMid untouched ones, then
+    // kHeadRight result columns (sm90/gemm_epilogue.cuh maps the stores).
+    static constexpr int kHeadLeft = fp8_gemm_detail::head_split<Config>(0);
+    static constexpr int kHeadMid = fp8_gemm_detail::head_split<Config>(1);
+    static constexpr int kHeadRight = fp8_gemm_detail::head_split<Config>(2);
     static constexpr int kBlockM = Config::kBlockM;
     static constexpr int kBlockN = Config::kBlockN;
     static constexpr int kBlockK = Config::kBlockK;
@@ -267,6 +278,9 @@ struct Fp8GemmPolicy {
 
     // Preconditions
     static_assert(Config::kMode == 0 || Config::kMode == 1, "kMode: 0 = 1D2D (BF16 out), 1 = 1D1D (FP32 accumulate)");
+    static_assert(kHeadMid == 0 || (Config::kMode == 0 && kKind == prims::kDense &&
+                                    kHeadLeft + kHeadRight > 0),
+                  "skip-head-mid: dense 1D2D (BF16 D stored), heads of left + right result columns");
     static_assert(kBlockK == 128, "one wgmma batch per 128-K scale block: kBlockK must equal the scale granularity");
     static_assert(kNumMathWarpgroups == 1 || kNumMathWarpgroups == 2, "one or two consumer warpgroups");
     static_assert(kBlockM % kWaveRows == 0 && (kNumWaves == 1 || kNumWaves == 2),

@@ -7,7 +7,7 @@
 // OutTile, shape_m / shape_n, and the plan's constants below: kOutF32 (D is FP32, else BF16), kReduceAdd (tiles are
 // added into D, else stored), kBlockM, kBlockN, kNumWaves, kWaveRows, kFinalRegs, kSplitK, kNumMathThreads,
 // kNumMathWarpgroups, kEpilogueBarrierBase, kClusterSize, kKind, kDInRing (with kDInRingBarrier), kDHalves,
-// kNumNSplits.
+// kNumNSplits; optionally kHeadLeft, kHeadMid, kHeadRight (skip-head-mid, below).
 #pragma once
 
 #include <tessera/common.cuh>
@@ -37,6 +37,23 @@ struct GemmEpilogue {
 
     TESSERA_DEVICE static uint32_t shape_m(const Params& p) { return K::shape_m(p); }
     TESSERA_DEVICE static uint32_t shape_n(const Params& p) { return K::shape_n(p); }
+
+    // Skip-head-mid: the result's columns come in heads of kHeadLeft + kHeadRight, and D's in heads of kHeadLeft +
+    // kHeadMid + kHeadRight whose mid columns are never written. Every store maps its first result column to D's;
+    // the host keeps left and right multiples of the store atom, so no store straddles a head's parts.
+    static constexpr uint32_t kHeadMid = [] {
+        if constexpr (requires { K::kHeadMid; }) return static_cast<uint32_t>(K::kHeadMid);
+        else return 0u;
+    }();
+    TESSERA_DEVICE static uint32_t d_col(uint32_t col) {
+        if constexpr (kHeadMid == 0) {
+            return col;
+        } else {
+            constexpr uint32_t kLeft = K::kHeadLeft, kWidth = K::kHeadLeft + K::kHeadRight;
+            const uint32_t head = col / kWidth;
+            return col + head * kHeadMid + (col - head * kWidth >= kLeft ? kHeadMid : 0u);
+        }
+    }
 
     // This thread's two fragment rows of wave w within the tile (the wgmma m64 accumulator layout).
     TESSERA_DEVICE static uint32_t fragment_row(int w, int half, uint32_t wg, uint32_t warp, uint32_t lane) {
@@ -81,9 +98,9 @@ struct GemmEpilogue {
                     const float x = acc[w][c * 4 + 2 * h], y = acc[w][c * 4 + 2 * h + 1];
                     static_assert(kOutF32 == kReduceAdd, "direct row stores: BF16 stored or FP32 reduce-added");
                     if constexpr (kReduceAdd) {
-                        ptx::red_global_add_v2_if(ok, static_cast<float*>(p.d) + row_offset + col, x, y);
+                        ptx::red_global_add_v2_if(ok, static_cast<float*>(p.d) + row_offset + d_col(col), x, y);
                     } else {
-                        ptx::st_global_b32_if(ok, static_cast<uint16_t*>(p.d) + row_offset + col,
+                        ptx::st_global_b32_if(ok, static_cast<uint16_t*>(p.d) + row_offset + d_col(col),
                                               ptx::pack_bf16x2(x, y));
                     }
                 }
@@ -126,7 +143,9 @@ struct GemmEpilogue {
             ptx::ld_shared_v4(tile_addr + OutTile::offset(row, c * 8), x, y, z, v);
             // N is a multiple of 8 (the D map's 16-byte row stride), so a piece lies wholly inside N or past it.
             const bool ok = t < kPieces && row < tile.valid_rows && n0 + c * 8 < n;
-            ptx::st_global_v4_if(ok, d + static_cast<uint64_t>(row) * p.ld_d + c * 8, x, y, z, v);
+            uint32_t col = c * 8;
+            if constexpr (kHeadMid != 0) col = d_col(n0 + col) - n0;
+            ptx::st_global_v4_if(ok, d + static_cast<uint64_t>(row) * p.ld_d + col, x, y, z, v);
         }
     }
 
@@ -178,7 +197,7 @@ struct GemmEpilogue {
                         for (int atom = 0; atom < kHalfAtoms; ++atom)
                             ptx::tma_store_2d(p.tensor_map_d,
                                               src0 + atom * OutTile::kAtomStride + w * kWaveRows * OutTile::kAtomBytes,
-                                              static_cast<int32_t>(col + atom * OutTile::kAtomCols),
+                                              static_cast<int32_t>(d_col(col + atom * OutTile::kAtomCols)),
                                               static_cast<int32_t>(row + w * kWaveRows));
                     ptx::bulk_commit_group();
                 }
@@ -187,8 +206,8 @@ struct GemmEpilogue {
                     const uint32_t w = t / kHalfAtoms, atom = t % kHalfAtoms;
                     const uint32_t row_base = w * kWaveRows + wg * 64;
                     const uint32_t src = tile_addr + atom * OutTile::kAtomStride + row_base * OutTile::kAtomBytes;
-                    const int32_t c0 = static_cast<int32_t>(tile.coord.n_block * kBlockN + half * kHalfCols +
-                                                            atom * OutTile::kAtomCols);
+                    const int32_t c0 = static_cast<int32_t>(d_col(tile.coord.n_block * kBlockN + half * kHalfCols +
+                                                                  atom * OutTile::kAtomCols));
                     const int32_t c1 = static_cast<int32_t>(tile.d_row + row_base);
                     if constexpr (kReduceAdd) ptx::tma_reduce_add_2d(p.tensor_map_d, src, c0, c1);
                     else if constexpr (K::kKind == prims::kBatched)
@@ -267,8 +286,8 @@ struct GemmEpilogue {
                     z += vz;
                     t += vt;
                 }
-                ptx::st_global_b32(d0 + col, ptx::pack_bf16x2(x, y));
-                if (second_row) ptx::st_global_b32(d0 + 8ull * p.ld_d + col, ptx::pack_bf16x2(z, t));
+                ptx::st_global_b32(d0 + d_col(col), ptx::pack_bf16x2(x, y));
+                if (second_row) ptx::st_global_b32(d0 + 8ull * p.ld_d + d_col(col), ptx::pack_bf16x2(z, t));
             }
         }
         __syncwarp();
