@@ -33,6 +33,12 @@ Fp8GemmStatus m_grouped_fp8_gemm_nt_masked(const TensorRef& a, const TensorRef& 
                                            const TensorRef& sfb, const TensorRef& d, const TensorRef& masked_m,
                                            std::int64_t expected_m, Stream stream);
 
+// Batched over heads (fp8_einsum 'bhr,hdr->bhd'): d[g] [M, N] BF16 = a[g] [M, K] · b[g] [N, K]ᵀ (1D2D). a e4m3 and d
+// with free batch and row strides (16-byte multiples), so the einsum passes permuted views; b [G, N, K] packed; sfa
+// FP32 [G, M, ceil(K/128)] MN-major TMA-aligned per group, packed; sfb FP32 [G, ceil(N/128), ceil(K/128)] contiguous.
+Fp8GemmStatus fp8_bmm_nt(const TensorRef& a, const TensorRef& sfa, const TensorRef& b, const TensorRef& sfb,
+                         const TensorRef& d, Stream stream);
+
 // Weight gradient: D[g] = C[g] + A_g·B_gᵀ (1D1D, FP32): c (FP32 [G, M, N], may be d itself; nullptr: D already holds
 // C) is copied into d on the stream after every check. A_g = [M, k_g] and B_g = [N, k_g] are
 // row-major blocks stored back to back in a and b; ks = k_g on the host (each a multiple of 128, zeros allowed);

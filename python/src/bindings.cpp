@@ -277,6 +277,18 @@ NB_MODULE(_C, m) {
         nb::arg("a"), nb::arg("sfa"), nb::arg("b"), nb::arg("sfb"), nb::arg("d"), nb::arg("ks"),
         nb::arg("grouped_layout"), nb::arg("c").none() = nb::none(), nb::arg("stream") = nb::none());
 
+    m.def(
+        "fp8_bmm_nt",
+        [](nb::handle a, nb::handle sfa, nb::handle b, nb::handle sfb, nb::handle d,
+           std::optional<std::uintptr_t> stream) {
+            const TensorRef ra = to_ref(a, "a"), rsa = to_ref(sfa, "sfa"), rb = to_ref(b, "b"),
+                            rsb = to_ref(sfb, "sfb"), rd = to_ref(d, "d");
+            const Stream st = stream_for(ra, stream);
+            nb::gil_scoped_release release;
+            return static_cast<int>(fp8_bmm_nt(ra, rsa, rb, rsb, rd, st));
+        },
+        nb::arg("a"), nb::arg("sfa"), nb::arg("b"), nb::arg("sfb"), nb::arg("d"), nb::arg("stream") = nb::none());
+
     // Layout utilities
     m.def("get_tma_aligned_size", &get_tma_aligned_size, nb::arg("x"), nb::arg("element_size"));
     m.def("plan_mn_major_tma_aligned", [](nb::handle sf) { return plan_tuple(plan_mn_major_tma_aligned(to_ref(sf, "sf"))); });

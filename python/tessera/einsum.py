@@ -1,4 +1,4 @@
-"""DeepGEMM's BF16 einsum on SM90: 'bmk,bnk->mn', 'bhr,hdr->bhd' and 'bhd,hdr->bhr', through the BF16 GEMM kernel
+"""DeepGEMM's einsum and fp8_einsum on SM90. BF16: 'bmk,bnk->mn', 'bhr,hdr->bhd' and 'bhd,hdr->bhr', through the BF16 GEMM kernel
 (batched over heads, or summed over the batch), or for the last two through a strided-batched cuBLASLt call with
 use_cublaslt=True. The public name routes here once these have passed on the H200 (tessera/_pending.py until then).
 """
@@ -6,8 +6,9 @@ import torch
 
 from . import _C
 from ._C import InvalidArgument
-from ._args import check_tensor as _check
+from ._args import check_tensor as _check, pair
 from .cublaslt import _cublaslt_bmm_nt
+from .layout import get_mn_major_tma_aligned_tensor
 
 _SUPPORTED = ("bmk,bnk->mn", "bhr,hdr->bhd", "bhd,hdr->bhr")
 
@@ -79,3 +80,54 @@ def _einsum(expr, a, b, d, c=None, use_cublaslt=False):
     else:
         raise InvalidArgument(f"einsum: argument 'expr': unsupported einsum expression {expr!r} (expected one of "
                               f"{', '.join(repr(x) for x in _SUPPORTED)})")
+
+
+def _fp8_einsum(expr, a, b, d, c=None, recipe=(1, 128, 128)):
+    """DeepGEMM's fp8_einsum on SM90: 'bhr,hdr->bhd' with a = (x [B, H, R] e4m3, sfx [B, H, ceil(R/128)] FP32), b =
+    (y [H, D, R] e4m3, sfy [H, ceil(D/128), ceil(R/128)] FP32), d [B, H, D] BF16: one FP8 GEMM batched over the
+    heads (1D2D), reading x and d through permuted views. The other expressions are SM100-only in DeepGEMM."""
+    op = "fp8_einsum"
+    if not isinstance(expr, str):
+        raise InvalidArgument(f"{op}: argument 'expr': expected a string, got {type(expr).__name__}")
+    e = expr.replace(" ", "")
+    if e in ("bhd,hdr->bhr", "bhd,bhr->hdr"):
+        raise NotImplementedError(f"{op}: {expr!r} is SM100-only (DeepGEMM); SM90 supports 'bhr,hdr->bhd'")
+    if e != "bhr,hdr->bhd":
+        raise InvalidArgument(f"{op}: argument 'expr': unsupported einsum expression {expr!r} (SM90: 'bhr,hdr->bhd')")
+    if recipe is not None and tuple(recipe) != (1, 128, 128):
+        raise NotImplementedError(f"{op}: argument 'recipe': SM90 supports (1, 128, 128), got {recipe!r}")
+    if c is not None:
+        raise InvalidArgument(f"{op}: argument 'c': expected None for 'bhr,hdr->bhd' (no accumulation), got a tensor")
+    (x, sfx), (y, sfy) = pair(op, "a", a), pair(op, "b", b)
+    _check(op, "a", x, (torch.float8_e4m3fn,), ndim=3)
+    _check(op, "b", y, (torch.float8_e4m3fn,), ndim=3)
+    _check(op, "d", d, (torch.bfloat16,), ndim=3)
+    _check(op, "sfa", sfx, (torch.float32,), ndim=3)
+    _check(op, "sfb", sfy, (torch.float32,), ndim=3)
+    for name, t in (("a", x), ("b", y), ("d", d)):
+        if t.stride(-1) != 1 and t.size(-1) > 1:
+            raise InvalidArgument(f"{op}: argument '{name}': expected stride(-1) == 1, got strides {tuple(t.stride())}")
+    bsz, h, r = x.shape
+    if y.size(0) != h or y.size(2) != r:
+        raise InvalidArgument(f"{op}: argument 'b': expected [{h}, D, {r}] (H and R from a), got {tuple(y.shape)}")
+    out = (bsz, h, y.size(1))
+    if tuple(d.shape) != out:
+        raise InvalidArgument(f"{op}: argument 'd': expected shape {out}, got {tuple(d.shape)}")
+    if tuple(sfx.shape) != (bsz, h, (r + 127) // 128):
+        raise InvalidArgument(f"{op}: argument 'sfa': expected shape {(bsz, h, (r + 127) // 128)}, got "
+                              f"{tuple(sfx.shape)}")
+    if d.numel() == 0:
+        return
+    if r == 0:
+        d.zero_()
+        return
+    a3, sfa3, d3 = x.permute(1, 0, 2), sfx.permute(1, 0, 2), d.permute(1, 0, 2)
+    for _ in range(3):
+        status = _C.fp8_bmm_nt(a3, sfa3, y, sfy, d3)
+        if status == 0:
+            return
+        if status == 1:
+            sfa3 = get_mn_major_tma_aligned_tensor(sfa3)
+        else:
+            sfy = sfy.contiguous()
+    raise RuntimeError(f"{op}: scale factors could not be brought into the kernel's layout")

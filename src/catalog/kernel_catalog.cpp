@@ -164,6 +164,12 @@ std::vector<jit::KernelSpec> catalog_specs(std::string_view suite_name, int num_
                 plan.key.head_left = 128, plan.key.head_mid = 64, plan.key.head_right = 128;
                 add(ops::fp8_spec(plan.key, plan.config));
             }
+        // fp8_einsum 'bhr,hdr->bhd' over DeepGEMM's test shapes: the FP8 kernel batched over the 8 heads.
+        for (std::int64_t batch : {4, 32, 128, 4096, 8192}) {
+            const ops::Fp8PlanKey key{batch, 1024, 4096, heuristics::Fp8GemmMode::k1D2D, ops::GemmKind::kBatched, 8, 0,
+                                      num_sms, 0};
+            add(ops::fp8_spec(key, heuristics::choose_fp8_gemm_config(ops::fp8_problem(key, ops::kSm90MaxSmemBytes))));
+        }
         for (const jit::KernelSpec& spec : hc_prenorm_specs(num_sms)) add(spec);
         for (const jit::KernelSpec& spec : mqa_logits_specs(num_sms)) add(spec);
         for (const jit::KernelSpec& spec : paged_mqa_logits_specs(num_sms)) add(spec);

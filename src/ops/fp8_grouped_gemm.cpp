@@ -269,6 +269,61 @@ Fp8GemmStatus m_grouped_fp8_gemm_nt_masked(const TensorRef& a, const TensorRef& 
     return Fp8GemmStatus::kLaunched;
 }
 
+Fp8GemmStatus fp8_bmm_nt(const TensorRef& a, const TensorRef& sfa, const TensorRef& b, const TensorRef& sfb,
+                         const TensorRef& d, Stream stream) {
+    constexpr const char* kOp = "fp8_einsum";
+    check_common(kOp, {{"a", &a}, {"sfa", &sfa}, {"b", &b}, {"sfb", &sfb}, {"d", &d}}, a);
+    ops::check_ndim({kOp, "a"}, a, {3});
+    ops::check_dtype({kOp, "a"}, a, {DType::kFloat8E4M3});
+    const std::int64_t groups = a.size(0), m = a.size(1), k = a.size(2);
+    check_grouped_b(kOp, b, k);
+    const std::int64_t n = b.size(1);
+    TESSERA_CHECK(b.size(0) == groups, kOp, ": argument 'b': expected ", groups, " groups (from a), got shape ",
+                  ops::shape_string(b));
+    ops::check_ndim({kOp, "d"}, d, {3});
+    ops::check_dtype({kOp, "d"}, d, {DType::kBFloat16});
+    TESSERA_CHECK(d.size(0) == groups && d.size(1) == m && d.size(2) == n, kOp, ": argument 'd': expected shape [",
+                  groups, ", ", m, ", ", n, "], got ", ops::shape_string(d));
+    const std::int64_t sf_k = ceil_div(k, 128);
+    ops::check_dtype({kOp, "sfa"}, sfa, {DType::kFloat32});
+    TESSERA_CHECK(sfa.ndim == 3 && sfa.size(0) == groups && sfa.size(1) == m && sfa.size(2) == sf_k, kOp,
+                  ": argument 'sfa': expected shape [", groups, ", ", m, ", ", sf_k, "], got ", ops::shape_string(sfa));
+    check_grouped_sfb(kOp, sfb, groups, n, sf_k);
+    if (groups == 0 || m == 0 || n == 0) return Fp8GemmStatus::kLaunched;
+    check_n_k(kOp, n, k);
+    ops::check_tma_operand({kOp, "a"}, a);
+    ops::check_tma_operand({kOp, "d"}, d);
+    for (auto [name, t, bytes] : {std::tuple<const char*, const TensorRef*, int>{"a", &a, 1}, {"d", &d, 2}})
+        TESSERA_CHECK(groups <= 1 || (t->stride(0) * bytes) % 16 == 0, kOp, ": argument '", name,
+                      "': expected a batch stride (stride(0)) of a multiple of 16 bytes (TMA), got strides ",
+                      ops::strides_string(*t));
+    const bool sfa_ok = is_mn_major_tma_aligned(sfa) && reinterpret_cast<std::uintptr_t>(sfa.data) % 16 == 0 &&
+                        (groups <= 1 || sfa.stride(0) == align_up(m, 4) * sf_k);
+    if (!sfa_ok) return Fp8GemmStatus::kNeedsSfaLayout;
+    if (!sfb.is_contiguous()) return Fp8GemmStatus::kNeedsSfbLayout;
+
+    const int device = a.device.index;
+    const ops::Fp8PlanKey key{m, n, k, Fp8GemmMode::k1D2D, GemmKind::kBatched, static_cast<int>(groups), 0,
+                              ops::plan_num_sms(device), device};
+    const ops::Fp8Plan& plan = ops::fp8_plan(key, kOp);
+    const heuristics::Fp8GemmConfig& c = plan.config;
+    ops::Fp8GemmParams params{};
+    // A and D: 3-D maps (the groups at free strides); SFA as masked's, [G*sf_k][align(M,4)]; B packed [G*N][K].
+    params.tensor_map_a = runtime::encode_tma_3d(
+        ops::map_2d(a.data, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, k, m, a.stride(1), 128, c.block_m, TmaSwizzle::k128B),
+        static_cast<std::uint64_t>(groups), static_cast<std::uint64_t>(a.stride(0)));
+    params.tensor_map_sfa = runtime::encode_tma_2d(sfa_map(sfa, m, groups * sf_k, c.block_m));
+    encode_b_and_d(params, c, b, groups, n, k, d, m, d.stride(1));
+    params.tensor_map_d = runtime::encode_tma_3d(
+        ops::map_2d(d.data, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, n, m, d.stride(1), c.store_box_n, 64,
+                    static_cast<TmaSwizzle>(c.swizzle_d_bytes)),
+        static_cast<std::uint64_t>(groups), static_cast<std::uint64_t>(d.stride(0) * 2));
+    params.sfb = static_cast<const float*>(sfb.data);
+    params.m = static_cast<std::uint32_t>(m);
+    ops::launch_fp8_gemm(*plan.kernel, c, &params, sizeof(params), stream, device);
+    return Fp8GemmStatus::kLaunched;
+}
+
 Fp8GemmStatus k_grouped_fp8_gemm_nt_contiguous(const TensorRef& a, const TensorRef& sfa, const TensorRef& b,
                                                const TensorRef& sfb, const TensorRef& d,
                                                std::span<const std::int64_t> ks, const TensorRef& grouped_layout,

@@ -57,3 +57,23 @@ def test_empty_contraction_needs_no_gpu():
     z = torch.full((3, 2, 8), 1.0, dtype=torch.bfloat16)
     _einsum("bhr,hdr->bhd", bf16(3, 2, 0), bf16(2, 8, 0), z)
     assert (z == 0).all()
+
+
+def test_fp8_einsum_checks():
+    from tessera.einsum import _fp8_einsum
+    e4m3 = torch.float8_e4m3fn
+    x = (torch.zeros(2, 8, 256, dtype=e4m3), torch.ones(2, 8, 2))
+    y = (torch.zeros(8, 128, 256, dtype=e4m3), torch.ones(8, 1, 2))
+    z = torch.zeros(2, 8, 128, dtype=torch.bfloat16)
+    with pytest.raises(NotImplementedError, match="SM100-only"):
+        _fp8_einsum("bhd,hdr->bhr", x, y, z)
+    with pytest.raises(tessera.InvalidArgument, match="unsupported einsum expression"):
+        _fp8_einsum("bmk,bnk->mn", x, y, z)
+    with pytest.raises(NotImplementedError, match="recipe"):
+        _fp8_einsum("bhr,hdr->bhd", x, y, z, recipe=(1, 1, 128))
+    with pytest.raises(tessera.TypeMismatch, match="argument 'a': expected a pair"):
+        _fp8_einsum("bhr,hdr->bhd", x[0], y, z)
+    with pytest.raises(tessera.InvalidArgument, match=r"argument 'd': expected shape \(2, 8, 128\)"):
+        _fp8_einsum("bhr,hdr->bhd", x, y, z[:, :, :64])
+    with pytest.raises(tessera.InvalidArgument, match="fp8_einsum: argument 'a': expected a CUDA tensor"):
+        _fp8_einsum("bhr,hdr->bhd", x, y, z)

@@ -108,3 +108,24 @@ def test_empty_and_zero_batch():
     z = torch.full((3, 2, 8), 1.0, device="cuda", dtype=torch.bfloat16)
     _einsum("bhr,hdr->bhd", x, y, z)
     assert (z == 0).all()
+
+
+@pytest.mark.parametrize("bsz", [4, 32, 128, 4096, 37])
+def test_fp8_bhr_hdr_bhd(bsz):
+    # DeepGEMM's shape (H, R, D) = (8, 4096, 1024) with per-token x scales and per-block y scales, against the
+    # dequantized product (DeepGEMM asks calc_diff < 1e-3 against the BF16 inputs' product).
+    from tessera.einsum import _fp8_einsum
+    from tessera.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
+    h, r, dim = 8, 4096, 1024
+    x = torch.randn(bsz, h, r, device="cuda", dtype=torch.bfloat16)
+    y = torch.randn(h, dim, r, device="cuda", dtype=torch.bfloat16)
+    x8, sfx = per_token_cast_to_fp8(x.view(-1, r), use_ue8m0=True)
+    x8, sfx = x8.view(bsz, h, r), sfx.view(bsz, h, r // 128)
+    y8 = torch.empty_like(y, dtype=torch.float8_e4m3fn)
+    sfy = torch.empty(h, dim // 128, r // 128, device="cuda")
+    for i in range(h):
+        y8[i], sfy[i] = per_block_cast_to_fp8(y[i], use_ue8m0=True)
+    z = torch.full((bsz, h, dim), float("nan"), device="cuda", dtype=torch.bfloat16)
+    _fp8_einsum("bhr,hdr->bhd", (x8, sfx), (y8, sfy), z)
+    assert not torch.isnan(z).any()
+    assert calc_diff(z, torch.einsum("bhr,hdr->bhd", x.double(), y.double())) < 1e-3

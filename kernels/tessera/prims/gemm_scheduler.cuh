@@ -198,6 +198,7 @@ struct GemmScheduler {
             } else if constexpr (kKind == kBatched) {
                 t.d_row = t.sfa_col = m0;
                 t.valid_rows = kBlockM;
+                t.sf_k0 = group * args.num_k_blocks;  // FP8: the groups' SFA stacked along K, as masked
             } else if constexpr (kKind == kMasked) {
                 t.d_row = m0;
                 t.sfa_col = m0 - start;  // SFA map: [G * num_k_blocks][align(M_max, 4)]

@@ -221,7 +221,8 @@ struct Fp8GemmKernel : Fp8GemmPolicy<Config>, prims::GemmShape<Config> {
             }
             const int32_t a_row = static_cast<int32_t>(tile.a_row);
             const int32_t n0 = static_cast<int32_t>(tile.coord.n_block * kBlockN);
-            const int32_t b_row = static_cast<int32_t>(kMGrouped ? tile.group * n : 0u) + n0;
+            // m-grouped and batched B: the groups' [N][K] one after another.
+            const int32_t b_row = static_cast<int32_t>(kMGrouped || kKind == prims::kBatched ? tile.group * n : 0u) + n0;
             const TmaDescriptor& desc_a = map_a(p, tile.group);
             const TmaDescriptor& desc_b = map_b(p, tile.group);
             // With multicast, rank 0 loads the shared operand for both CTAs and rank 1 skips it.
@@ -237,7 +238,10 @@ struct Fp8GemmKernel : Fp8GemmPolicy<Config>, prims::GemmShape<Config> {
                     const int32_t k0 = static_cast<int32_t>((tile.k_begin + kb) * kBlockK);
                     const int32_t sf_kb = static_cast<int32_t>(tile.sf_k0 + tile.k_begin + kb);
                     if (issue_a) {
-                        load(multicast_a, smem.a[s], desc_a, full, k0, a_row);
+                        if constexpr (kKind == prims::kBatched)  // A [G][M][K] with free batch strides: a 3-D map
+                            ptx::tma_load_3d(ptx::smem_addr(smem.a[s]), desc_a, full, k0, a_row,
+                                             static_cast<int32_t>(tile.group));
+                        else load(multicast_a, smem.a[s], desc_a, full, k0, a_row);
                         load(multicast_a, smem.sfa[s], p.tensor_map_sfa, full, static_cast<int32_t>(tile.sfa_col),
                              sf_kb);
                     }

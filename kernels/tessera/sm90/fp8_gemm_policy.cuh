@@ -304,6 +304,9 @@ struct Fp8GemmPolicy {
                   "short A boxes: dense 1D2D 64-row tiles only, 16 or 32 rows");
     static_assert(kKind != prims::kKGrouped || (kIs1D1D && kNumKGroups > 0), "k-grouped is 1D1D with kNumGroups maps");
     static_assert(!kMGrouped || !kIs1D1D, "m-grouped GEMMs are 1D2D (BF16 out)");
+    static_assert(kKind != prims::kBatched || (!kIs1D1D && kClusterSize == 1 && !kSplit),
+                  "batched (fp8_einsum): 1D2D without clusters or split-K; A and D through 3-D maps");
+    static_assert(kKind != prims::kBatchSum, "batch-sum is a BF16 kernel kind");
     static_assert(kKind != prims::kContiguous || kRasterAlongM, "contiguous multicast pairs adjacent m-blocks");
     static_assert(kSplitK >= 1 && kSplitK <= 8, "split-K: 1 to 8 CTAs per cluster (the portable cluster limit)");
     static_assert(!kSplit || (kKind == prims::kDense && !kIs1D1D && kClusterSize == 1),
