@@ -71,7 +71,21 @@ CUtensorMap encode_tma_2d(const TmaDesc2d& d) {
 CUtensorMap encode_tma_3d(const TmaDesc2d& desc, std::uint64_t depth, std::uint64_t depth_stride_bytes) {
     TESSERA_ASSERT(depth >= 1);
     // Rank 3 even for one repeat: the kernel addresses the map with three coordinates.
-    return encode_uncached(desc, depth, std::max<std::uint64_t>(depth_stride_bytes, 16));
+    const std::uint64_t stride = std::max<std::uint64_t>(depth_stride_bytes, 16);
+    // Memoized like the 2-D maps (a decode step encodes the same batched maps once per layer).
+    struct Entry {
+        TmaDesc2d desc;
+        std::uint64_t depth = 0, stride = 0;
+        CUtensorMap map;
+        bool valid = false;
+    };
+    constexpr std::size_t kSlots = 16;
+    thread_local Entry cache[kSlots];
+    Entry& e = cache[(hash_of(desc) ^ depth * 0x9e3779b97f4a7c15ULL ^ stride) % kSlots];
+    if (e.valid && e.desc == desc && e.depth == depth && e.stride == stride) [[likely]] return e.map;
+    const CUtensorMap map = encode_uncached(desc, depth, stride);
+    e = {desc, depth, stride, map, true};
+    return map;
 }
 
 }  // namespace tessera::runtime

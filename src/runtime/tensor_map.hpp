@@ -26,7 +26,7 @@ struct TmaDesc2d {
 CUtensorMap encode_tma_2d(const TmaDesc2d& desc);
 
 // The 2-D map `desc` repeated `depth` times, depth_stride_bytes apart (a 16-byte multiple): the third coordinate
-// picks the repeat, boxes are one repeat deep. Not memoized (batched einsum calls only).
+// picks the repeat, boxes are one repeat deep. Memoized per thread as encode_tma_2d.
 CUtensorMap encode_tma_3d(const TmaDesc2d& desc, std::uint64_t depth, std::uint64_t depth_stride_bytes);
 
 }  // namespace tessera::runtime
