@@ -59,7 +59,13 @@ sanitizers() {
             "test_masked_rows or test_contiguous_psum or (test_k_grouped and 200-264)" || status=1
         # einsum: the batched kind's 3-D maps on strided odd views, the batch-sum's reduce-add and cast
         sanitize $tool test_einsum_gpu.py \
-            "test_per_head_strided_views or (test_bmk_bnk_mn and 129 and 128-384-128)" || status=1
+            "test_per_head_strided_views or (test_bmk_bnk_mn and 129 and 128-384-128) or (test_fp8_bhr and 37)" \
+            || status=1
+        # the families of issues 38 and 39 not yet run on a GPU: one small case of each protocol
+        sanitize $tool test_skip_head_mid_gpu.py "heads0-2048-7168-1 or heads0-8192-512-7" || status=1
+        sanitize $tool test_hc_prenorm_gpu.py "(test_odd_m_and_every_n and 24-65) or test_empty_chunks or \
+            (test_internal_split_sizes and 64-137)" || status=1
+        sanitize $tool test_paged_mqa_logits_gpu.py "test_edge_contexts_with_poisoned_output" || status=1
     done
     return $status
 }
@@ -84,6 +90,13 @@ acceptance() {
     "$PY" tools/deepgemm_tests.py $t test_lazy_init.py -- --num-processes 1 || status=1
     "$PY" tools/deepgemm_tests.py $t test_fp8_fp4.py \
         --only test_m_grouped_gemm_contiguous,test_m_grouped_gemm_masked,test_k_grouped_gemm_contiguous || status=1
+    # The families written but not yet verified on a GPU, through their implementations (--with-pending).
+    if [ -n "${PENDING_ACCEPTANCE:-1}" ]; then
+        for f in test_bf16.py test_einsum.py test_hyperconnection.py test_legacy.py test_attention.py; do
+            "$PY" tools/deepgemm_tests.py --with-pending $t $f || status=1
+        done
+        "$PY" tools/deepgemm_tests.py --with-pending $t test_fp8_fp4.py --only test_gemm || status=1
+    fi
     return $status
 }
 
