@@ -10,6 +10,7 @@ runs it; with --only, only the named test functions of FILE run (e.g. those whos
 are bound to their implementations for this run, so DeepGEMM's tests can verify them."""
 import argparse
 import importlib
+import importlib.util
 import os
 import runpy
 import sys
