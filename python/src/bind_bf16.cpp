@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "ops/bf16_legacy.hpp"
 #include "tensor_refs.hpp"
 #include "tessera/bf16_gemm.hpp"
 #include "tessera/cublaslt.hpp"
@@ -120,6 +121,28 @@ void bind_bf16(nb::module_& m) {
         },
         nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("c").none() = nb::none(),
         nb::arg("workspace").none() = nb::none(), nb::arg("stream") = nb::none());
+    // The legacy names' kernels (tessera.legacy): the same GEMMs under DeepGEMM's legacy kernel names.
+    m.def(
+        "m_grouped_bf16_gemm_contiguous_tl",
+        [](nb::handle a, nb::handle b, nb::handle d, nb::handle m_indices, std::optional<std::uintptr_t> stream) {
+            const TensorRef ra = to_ref(a, "a"), rb = to_ref(b, "b"), rd = to_ref(d, "d"),
+                            ri = to_ref(m_indices, "m_indices");
+            const Stream s = stream_for(ra, stream);
+            nb::gil_scoped_release release;
+            ops::m_grouped_bf16_gemm_contiguous_tl(ra, rb, rd, ri, s);
+        },
+        nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("m_indices"), nb::arg("stream") = nb::none());
+    m.def(
+        "k_grouped_bf16_gemm_tn_contiguous_tl",
+        [](nb::handle a, nb::handle b, nb::handle d, const std::vector<std::int64_t>& ks, nb::handle ks_tensor,
+           std::optional<std::uintptr_t> stream) {
+            const TensorRef ra = to_ref(a, "a"), rb = to_ref(b, "b"), rd = to_ref(d, "d"),
+                            rk = to_ref(ks_tensor, "ks_tensor");
+            const Stream s = stream_for(ra, stream);
+            nb::gil_scoped_release release;
+            ops::k_grouped_bf16_gemm_tn_contiguous_tl(ra, rb, rd, ks, rk, s);
+        },
+        nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("ks"), nb::arg("ks_tensor"), nb::arg("stream") = nb::none());
     m.def("bf16_gemm_config", &bf16_gemm_config, nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::arg("mn_major_a"),
           nb::arg("mn_major_b"), nb::arg("out_f32"), nb::arg("accumulate"), nb::arg("device"));
 }

@@ -8,9 +8,10 @@ and raises NotImplementedError.
 """
 import torch
 
+from . import _C
 from ._C import InvalidArgument
+from ._args import check_tensor as _check
 from ._pending import _make_pending
-from . import bf16_gemm as _g
 
 __all__ = [
     "m_grouped_bf16_gemm_nt_contiguous_tl", "m_grouped_bf16_gemm_nn_contiguous_tl",
@@ -19,8 +20,11 @@ __all__ = [
 ]
 
 
-def _m_grouped_tl(a, b, d, m_indices):
-    _g._m_grouped_bf16_gemm_nt_contiguous(a, b, d, m_indices)
+def _m_grouped_tl(a, b, d, m_indices, op="m_grouped_bf16_gemm_nt_contiguous_tl"):
+    _check(op, "a", a, (torch.bfloat16,))
+    _check(op, "b", b, (torch.bfloat16,), ndim=3)
+    _check(op, "d", d, (torch.bfloat16,))
+    _C.m_grouped_bf16_gemm_contiguous_tl(a, b, d, m_indices)
 
 
 def _a_fused_m_grouped_tl(a, b, d, mappings):
@@ -33,7 +37,7 @@ def _a_fused_m_grouped_tl(a, b, d, mappings):
     if d.size(0) == 0:
         return
     rows = a.index_select(0, m_row_indices.clamp(min=0).long())
-    _g._m_grouped_bf16_gemm_nt_contiguous(rows, b, d, m_indices)
+    _m_grouped_tl(rows, b, d, m_indices, op)
 
 
 def _k_grouped_tl(op, a, b, d, handle, acc, fused):
@@ -54,11 +58,12 @@ def _k_grouped_tl(op, a, b, d, handle, acc, fused):
         return torch.where((idx >= 0).unsqueeze(1), out, torch.zeros_like(out))
     a_g = rows(a, gathered) if fused == "a" else a.index_select(0, index)
     b_g = rows(b, gathered) if fused == "b" else b.index_select(0, index)
+    _check(op, "d", d, (torch.float32, torch.bfloat16), ndim=3)
     out = d if d.dtype == torch.float32 else d.float()
     if not acc:
         out.zero_()
     ks_tensor = torch.tensor(ks, dtype=torch.int32, device=a.device)
-    _g._k_grouped_bf16_gemm_tn_contiguous(a_g, b_g, out, ks, ks_tensor, c=out)
+    _C.k_grouped_bf16_gemm_tn_contiguous_tl(a_g, b_g, out, ks, ks_tensor)
     if out is not d:
         d.copy_(out)
 

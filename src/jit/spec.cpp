@@ -20,6 +20,11 @@ constexpr std::array<FamilyInfo, static_cast<int>(Family::kCount)> kFamilies = {
     // The same kernel as bf16_gemm; DeepGEMM's einsum test profiles the substring "bmn_bnk_mn_gemm_impl".
     {"bf16_batch_sum_gemm", "tessera/sm90/bf16_gemm.cuh", "tessera::sm90::Bf16GemmKernel",
      "tessera_sm90_bmn_bnk_mn_gemm_impl"},
+    // The same kernel again, for the legacy names: DeepGEMM's test_legacy.py profiles its Triton kernels' names.
+    {"bf16_gemm_legacy_m", "tessera/sm90/bf16_gemm.cuh", "tessera::sm90::Bf16GemmKernel",
+     "tessera_m_grouped_bf16_gemm_contiguous_tl_impl"},
+    {"bf16_gemm_legacy_k", "tessera/sm90/bf16_gemm.cuh", "tessera::sm90::Bf16GemmKernel",
+     "tessera_b_fused_k_grouped_bf16_gemm_contiguous_tl_impl"},
     {"cast_fp32_to_bf16", "tessera/sm90/cast.cuh", "tessera::sm90::CastFp32ToBf16Kernel", "tessera_cast_fp32_to_bf16"},
     {"tf32_hc_prenorm_gemm", "tessera/sm90/hc_prenorm_gemm.cuh", "tessera::sm90::HcPrenormGemmKernel",
      "tessera_sm90_tf32_hc_prenorm_gemm_impl"},

@@ -17,6 +17,8 @@ enum class Family : std::uint8_t {
     kFp8Gemm,              // SM90 FP8 GEMM, 1D2D / 1D1D
     kBf16Gemm,             // SM90 BF16 GEMM, any operand majors, BF16 or FP32 D
     kBf16BatchSumGemm,     // the BF16 GEMM kernel summing over a batch (einsum 'bmk,bnk->mn'), its own entry name
+    kBf16GemmLegacyM,      // the BF16 GEMM kernel under the entry name of DeepGEMM's legacy m-grouped Triton kernel
+    kBf16GemmLegacyK,      // ... and of its legacy k-grouped (b-fused) one
     kCastFp32ToBf16,       // FP32 -> BF16 row-major copy (einsum's BF16 output from its FP32 sum)
     kHcPrenormGemm,        // SM90 TF32 HyperConnection pre-norm GEMM (+ squared-sum of A's rows)
     kMqaLogits,            // SM90 FP8 MQA logits (lightning indexer, non-paged)

@@ -18,15 +18,16 @@ namespace {
 struct Bf16PlanKeyHash {
     std::size_t operator()(const Bf16PlanKey& k) const noexcept {
         return hash_fields({k.m, k.n, k.k, k.mn_major_a, k.mn_major_b, k.out_f32, k.accumulate,
-                            static_cast<int>(k.kind), k.num_groups, k.block_m, k.num_sms, k.device, k.block_n_multiple});
+                            static_cast<int>(k.kind), k.num_groups, k.block_m, k.num_sms, k.device, k.block_n_multiple,
+                            static_cast<int>(k.family)});
     }
 };
 
 }  // namespace
 
 jit::KernelSpec make_bf16_gemm_spec(const heuristics::Bf16GemmConfig& c, const heuristics::Bf16GemmProblem& p,
-                                    GemmKind kind) {
-    jit::KernelSpec spec(kind == GemmKind::kBatchSum ? jit::Family::kBf16BatchSumGemm : jit::Family::kBf16Gemm);
+                                    GemmKind kind, jit::Family family) {
+    jit::KernelSpec spec(kind == GemmKind::kBatchSum ? jit::Family::kBf16BatchSumGemm : family);
     spec.set("kBlockM", c.block_m)
         .set("kBlockN", c.block_n)
         .set("kNumStages", c.num_stages)
@@ -62,7 +63,7 @@ const Bf16Plan& bf16_plan(const Bf16PlanKey& key, const char* op) {
     plan.config = key.kind == GemmKind::kBatchSum ? heuristics::choose_bf16_batch_sum_config(p)
                                                   : heuristics::choose_bf16_gemm_config(p);
     runtime::make_current(key.device);  // loading the module needs the device's context current
-    plan.kernel = &jit::jit().get(make_bf16_gemm_spec(plan.config, p, key.kind));
+    plan.kernel = &jit::jit().get(make_bf16_gemm_spec(plan.config, p, key.kind, key.family));
     if (options().print_configs)
         std::fprintf(stderr, "[tessera] %s m=%lld n=%lld k=%lld groups=%d: %s\n", op, static_cast<long long>(key.m),
                      static_cast<long long>(key.n), static_cast<long long>(key.k), key.num_groups,

@@ -13,8 +13,9 @@
 
 namespace tessera::ops {
 
+// `family` names the entry (kBf16Gemm, or a legacy name); batch-sum kernels always take kBf16BatchSumGemm.
 jit::KernelSpec make_bf16_gemm_spec(const heuristics::Bf16GemmConfig& c, const heuristics::Bf16GemmProblem& p,
-                                    GemmKind kind);
+                                    GemmKind kind, jit::Family family = jit::Family::kBf16Gemm);
 
 // k-grouped plans are shared by every K: their tiles are ranked as for this K per group (DeepGEMM's groups hold
 // 2000-8800), the weight of the FP32 epilogue against the mainloop.
@@ -27,6 +28,8 @@ struct Bf16PlanKey {
     bool mn_major_a, mn_major_b, out_f32, accumulate;
     GemmKind kind;
     int num_groups, block_m, num_sms, device, block_n_multiple;
+    // The kernel's entry name: kBf16Gemm, or one of the names DeepGEMM's legacy tests profile (same code).
+    jit::Family family = jit::Family::kBf16Gemm;
     bool operator==(const Bf16PlanKey&) const = default;
 };
 struct Bf16Plan {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ops/bf16_gemm_common.hpp"
+#include "ops/bf16_legacy.hpp"
 #include "ops/validate.hpp"
 #include "tessera/bf16_gemm.hpp"
 #include "tessera/error.hpp"
@@ -79,12 +80,9 @@ ops::Bf16GemmParams grouped_params(const heuristics::Bf16GemmConfig& cfg, const 
     return params;
 }
 
-}  // namespace
-
-void m_grouped_bf16_gemm_nt_contiguous(const TensorRef& a, const TensorRef& b, const TensorRef& d,
-                                       const TensorRef& grouped_layout, bool use_psum_layout, std::int64_t expected_m,
-                                       Stream stream) {
-    constexpr const char* kOp = "m_grouped_bf16_gemm_nt_contiguous";
+void contiguous(const char* kOp, const TensorRef& a, const TensorRef& b, const TensorRef& d,
+                const TensorRef& grouped_layout, bool use_psum_layout, std::int64_t expected_m, jit::Family family,
+                Stream stream) {
     const GroupedB gb = check_operands(kOp, a, b, d, grouped_layout, "grouped_layout", 2);
     const std::int64_t m = a.size(0), k = a.size(1);
     TESSERA_CHECK(d.size(0) == m, kOp, ": argument 'd': expected ", m, " rows (from a), got shape ",
@@ -99,9 +97,45 @@ void m_grouped_bf16_gemm_nt_contiguous(const TensorRef& a, const TensorRef& b, c
             ? grouped_key(std::max<std::int64_t>(1, expected_m > 0 ? expected_m : m / gb.groups), gb.n, k, gb.mn_major,
                           ops::GemmKind::kPsum, gb.groups, 0, device)
             : grouped_key(m, gb.n, k, gb.mn_major, ops::GemmKind::kContiguous, 1, ops::contiguous_block_m(kOp), device);
-    const ops::Bf16Plan& plan = ops::bf16_plan(key, kOp);
+    ops::Bf16PlanKey named = key;
+    named.family = family;
+    const ops::Bf16Plan& plan = ops::bf16_plan(named, kOp);
     ops::launch_bf16_gemm(plan, grouped_params(plan.config, a, m, b, gb, d, m, grouped_layout), stream, device);
 }
+
+void k_grouped(const char* kOp, const TensorRef& a, const TensorRef& b, const TensorRef& d, const TensorRef& c,
+               const std::vector<std::int64_t>& ks, const TensorRef& ks_tensor, jit::Family family, Stream stream);
+
+}  // namespace
+
+void m_grouped_bf16_gemm_nt_contiguous(const TensorRef& a, const TensorRef& b, const TensorRef& d,
+                                       const TensorRef& grouped_layout, bool use_psum_layout, std::int64_t expected_m,
+                                       Stream stream) {
+    contiguous("m_grouped_bf16_gemm_nt_contiguous", a, b, d, grouped_layout, use_psum_layout, expected_m,
+               jit::Family::kBf16Gemm, stream);
+}
+
+void k_grouped_bf16_gemm_tn_contiguous(const TensorRef& a, const TensorRef& b, const TensorRef& d, const TensorRef& c,
+                                       const std::vector<std::int64_t>& ks, const TensorRef& ks_tensor, Stream stream) {
+    k_grouped("k_grouped_bf16_gemm_tn_contiguous", a, b, d, c, ks, ks_tensor, jit::Family::kBf16Gemm, stream);
+}
+
+namespace ops {
+
+void m_grouped_bf16_gemm_contiguous_tl(const TensorRef& a, const TensorRef& b, const TensorRef& d,
+                                       const TensorRef& m_indices, Stream stream) {
+    contiguous("m_grouped_bf16_gemm_nt_contiguous_tl", a, b, d, m_indices, false, 0, jit::Family::kBf16GemmLegacyM,
+               stream);
+}
+
+void k_grouped_bf16_gemm_tn_contiguous_tl(const TensorRef& a, const TensorRef& b, const TensorRef& d,
+                                          const std::vector<std::int64_t>& ks, const TensorRef& ks_tensor,
+                                          Stream stream) {
+    k_grouped("k_grouped_bf16_gemm_tn_contiguous_tl", a, b, d, d, ks, ks_tensor, jit::Family::kBf16GemmLegacyK,
+              stream);
+}
+
+}  // namespace ops
 
 void m_grouped_bf16_gemm_nt_masked(const TensorRef& a, const TensorRef& b, const TensorRef& d,
                                    const TensorRef& masked_m, std::int64_t expected_m, Stream stream) {
@@ -127,9 +161,10 @@ void m_grouped_bf16_gemm_nt_masked(const TensorRef& a, const TensorRef& b, const
                           device);
 }
 
-void k_grouped_bf16_gemm_tn_contiguous(const TensorRef& a, const TensorRef& b, const TensorRef& d, const TensorRef& c,
-                                       const std::vector<std::int64_t>& ks, const TensorRef& ks_tensor, Stream stream) {
-    constexpr const char* kOp = "k_grouped_bf16_gemm_tn_contiguous";
+namespace {
+
+void k_grouped(const char* kOp, const TensorRef& a, const TensorRef& b, const TensorRef& d, const TensorRef& c,
+               const std::vector<std::int64_t>& ks, const TensorRef& ks_tensor, jit::Family family, Stream stream) {
     for (auto [name, t] : {std::pair<const char*, const TensorRef*>{"a", &a}, {"b", &b}, {"d", &d},
                            {"grouped_layout", &ks_tensor}}) {
         ops::check_cuda({kOp, name}, *t);
@@ -171,7 +206,7 @@ void k_grouped_bf16_gemm_tn_contiguous(const TensorRef& a, const TensorRef& b, c
     const int device = a.device.index;
     const ops::Bf16PlanKey key{m,  n,      ops::kKGroupedPlanK, true, true, true, true, ops::GemmKind::kKGrouped,
                                static_cast<int>(groups), 0, ops::plan_num_sms(device), device,
-                               options().block_n_multiple};
+                               options().block_n_multiple, family};
     const ops::Bf16Plan& plan = ops::bf16_plan(key, kOp);
     const heuristics::Bf16GemmConfig& cfg = plan.config;
     ops::Bf16GemmParams base{};
@@ -195,4 +230,5 @@ void k_grouped_bf16_gemm_tn_contiguous(const TensorRef& a, const TensorRef& b, c
     ops::launch_bf16_gemm(plan, params.data(), bytes, stream, device);
 }
 
+}  // namespace
 }  // namespace tessera
