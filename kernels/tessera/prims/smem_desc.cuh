@@ -1,4 +1,5 @@
 // wgmma shared-memory matrix descriptors (PTX ISA "Matrix Descriptor Format" for wgmma), for tiles TMA wrote with a
+// swizzle (make_desc_kmajor: K-major rows of one 32-, 64- or 128-byte swizzle atom, the indexer's head dims); the GEMMs'
 // 128-byte swizzle: K-major tiles with one 128-byte swizzle atom along K (FP8: BK = 128 elements, BF16: 64), and
 // MN-major tiles (BF16 only: FP8 wgmma reads K-major operands alone) of 128-byte MN chunks.
 #pragma once
@@ -31,6 +32,20 @@ TESSERA_DEVICE uint64_t make_desc_mnmajor_sw128(uint32_t smem_addr, uint32_t chu
     constexpr uint64_t kLayout128BSwizzle = 1;
     return static_cast<uint64_t>((smem_addr & 0x3ffffu) >> 4) | (static_cast<uint64_t>(chunk_bytes >> 4) << 16) |
            (kStrideByteOffset << 32) | (kLayout128BSwizzle << 62);
+}
+
+// wgmma descriptor of a K-major tile whose rows are kRowBytes (32, 64 or 128) apart and were written by TMA with
+// the kRowBytes swizzle, 8-row groups 8 * kRowBytes apart (PTX "Matrix Descriptor Format"). The tile starts on an
+// (8 * kRowBytes)-byte boundary, so the base offset stays 0; a k32 step inside the row adds 32 bytes to the start.
+//   bits  0-13 start >> 4; 16-29 leading byte offset >> 4 (unused: one atom along K); 32-45 stride byte offset >> 4;
+//   bits 62-63 layout: 1 = 128-byte, 2 = 64-byte, 3 = 32-byte swizzle.
+template <int kRowBytes>
+TESSERA_DEVICE uint64_t make_desc_kmajor(uint32_t smem_addr) {
+    static_assert(kRowBytes == 32 || kRowBytes == 64 || kRowBytes == 128, "one swizzle row: 32, 64 or 128 bytes");
+    constexpr uint64_t kLayout = kRowBytes == 128 ? 1 : (kRowBytes == 64 ? 2 : 3);
+    constexpr uint64_t kStrideByteOffset = (8 * kRowBytes) >> 4;
+    return static_cast<uint64_t>((smem_addr & 0x3ffffu) >> 4) | (1ull << 16) | (kStrideByteOffset << 32) |
+           (kLayout << 62);
 }
 
 // Advance a descriptor by `bytes` (multiple of 16): the start address field is the low 14 bits and smem addresses

@@ -131,4 +131,20 @@ TESSERA_DEVICE void st_relaxed_gpu(uint32_t* ptr, uint32_t x) {
     asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(ptr), "r"(x) : "memory");
 }
 
+// Predicated stores (@p st): the condition stays a predicate rather than a branch, so the consumers' tile loop keeps
+// uniform control flow (and its wgmma descriptors in uniform registers).
+TESSERA_DEVICE void st_global_f32_if(bool pred, float* ptr, float x) {
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n @p st.global.f32 [%0], %1;\n}" ::"l"(ptr), "f"(x),
+                 "r"(static_cast<uint32_t>(pred))
+                 : "memory");
+}
+// x rounded to BF16 (nearest even), stored at ptr.
+TESSERA_DEVICE void st_global_bf16_if(bool pred, uint16_t* ptr, float x) {
+    asm volatile(
+        "{\n .reg .pred p;\n .reg .b16 h;\n setp.ne.b32 p, %2, 0;\n cvt.rn.bf16.f32 h, %1;\n"
+        " @p st.global.b16 [%0], h;\n}" ::"l"(ptr),
+        "f"(x), "r"(static_cast<uint32_t>(pred))
+        : "memory");
+}
+
 }  // namespace tessera::ptx

@@ -1,4 +1,5 @@
-// TMA (cp.async.bulk.tensor) wrappers: 2D tile loads (plain and multicast), 3D loads and stores (batched maps), stores, reduce-add stores, bulk-group
+// TMA (cp.async.bulk.tensor) wrappers: 2D tile loads (plain and multicast), 3D and 4D loads, loads with an L2 policy,
+// 3D stores (batched maps), stores, reduce-add stores, bulk-group
 // commit/wait, descriptor prefetch and the generic->async proxy fence. Coordinates are element indices, innermost
 // first, as the tensor map defines them. `desc` is the address of a __grid_constant__ TmaDescriptor.
 #pragma once
@@ -28,6 +29,45 @@ TESSERA_DEVICE void tma_load_3d(uint32_t smem_dst, const TmaDescriptor& desc, ui
     asm volatile(
         "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];"
         ::"r"(smem_dst), "l"(desc_addr(desc)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
+        : "memory");
+}
+
+// wraps cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes
+TESSERA_DEVICE void tma_load_4d(uint32_t smem_dst, const TmaDescriptor& desc, uint32_t bar, int32_t c0, int32_t c1,
+                                int32_t c2, int32_t c3) {
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], "
+        "[%2];" ::"r"(smem_dst),
+        "l"(desc_addr(desc)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+        : "memory");
+}
+
+// Loads with an L2 cache policy: data streamed through once (a paged KV cache) is loaded evict-first, so that it does
+// not push out of L2 what the kernel reads again or writes.
+// wraps createpolicy.fractional.L2::evict_first.b64 (fraction 1.0: every access of the policy's loads)
+TESSERA_DEVICE uint64_t l2_policy_evict_first() {
+    uint64_t policy;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    return policy;
+}
+
+// wraps cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint
+TESSERA_DEVICE void tma_load_2d_hint(uint32_t smem_dst, const TmaDescriptor& desc, uint32_t bar, int32_t c0,
+                                     int32_t c1, uint64_t policy) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+        " [%0], [%1, {%3, %4}], [%2], %5;"
+        ::"r"(smem_dst), "l"(desc_addr(desc)), "r"(bar), "r"(c0), "r"(c1), "l"(policy)
+        : "memory");
+}
+
+// wraps cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint
+TESSERA_DEVICE void tma_load_3d_hint(uint32_t smem_dst, const TmaDescriptor& desc, uint32_t bar, int32_t c0,
+                                     int32_t c1, int32_t c2, uint64_t policy) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+        " [%0], [%1, {%3, %4, %5}], [%2], %6;"
+        ::"r"(smem_dst), "l"(desc_addr(desc)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "l"(policy)
         : "memory");
 }
 

@@ -16,7 +16,7 @@
 // every head of one query (H = 32) or half of them (H = 64, one shuffle with lane ^ 2): the head reduction needs no
 // quad shuffles and each lane stores its own logits (rows r0, r1), no redundant stores.
 //
-// Per element, the reduction is two FFMAs (mqa_common.cuh: sum w s and sum w |s|); the KV scale multiplies once per
+// Per element, the reduction is two FFMAs (mqa_head_reduction.cuh: sum w s and sum w |s|); the KV scale multiplies once per
 // row after the reduction, exact for either sign of the scale.
 //
 // Scheduling: persistent CTAs take units from an atomic counter (zeroed by the host before the launch), the first
@@ -31,13 +31,14 @@
 
 #include <tessera/common.cuh>
 #include <tessera/prims/pipeline.cuh>
+#include <tessera/prims/smem_desc.cuh>
 #include <tessera/ptx/mbarrier.cuh>
 #include <tessera/ptx/memory.cuh>
 #include <tessera/ptx/sync.cuh>
 #include <tessera/ptx/tma.cuh>
 #include <tessera/ptx/wgmma.cuh>
 #include <tessera/ptx/wgmma_e4m3.cuh>
-#include <tessera/sm90/mqa_common.cuh>
+#include <tessera/sm90/mqa_head_reduction.cuh>
 
 namespace tessera::sm90 {
 
@@ -212,7 +213,7 @@ struct MqaLogitsKernel {
                     const uint32_t q_dst = ptx::smem_addr(smem.q[q_stage]);
 #pragma unroll
                     for (int g = 0; g < kNumQGroups; ++g)
-                        mqa::tma_load_4d(q_dst + g * kGroupQBytes, p.tensor_map_q, q_full, 0, 0, q0 + g * kGroupQ, 0);
+                        ptx::tma_load_4d(q_dst + g * kGroupQBytes, p.tensor_map_q, q_full, 0, 0, q0 + g * kGroupQ, 0);
                     ptx::tma_load_2d(ptx::smem_addr(smem.weights[q_stage]), p.tensor_map_weights, q_full, 0, q0);
                     ptx::mbarrier_arrive_expect_tx(q_full, kQBytes + kWeightBytes);
                 } else {
@@ -270,8 +271,8 @@ struct MqaLogitsKernel {
     }
 
     TESSERA_DEVICE static void store(bool pred, OutT* ptr, float x) {
-        if constexpr (kOutBf16) mqa::st_global_bf16_if(pred, ptr, x);
-        else mqa::st_global_f32_if(pred, ptr, x);
+        if constexpr (kOutBf16) ptx::st_global_bf16_if(pred, ptr, x);
+        else ptx::st_global_f32_if(pred, ptr, x);
     }
 
     TESSERA_DEVICE static void consume(const Params& p, SharedStorage& smem, uint32_t wg, uint32_t warp,
@@ -282,8 +283,8 @@ struct MqaLogitsKernel {
         const int32_t r0 = static_cast<int32_t>(kv_group * 64 + warp * 16 + lane / 4);  // row in the tile; r1 = r0 + 8
         // Descriptors of stage 0 (A: this warpgroup's KV rows; B: its q-group's columns in Q stage 0); a stage adds its
         // offset to the start address field of the low word, which no offset carries out of (smem < 256 KB).
-        const uint64_t desc_a0 = mqa::make_desc_kmajor<kHeadDim>(ptx::smem_addr(smem.kv[0]) + kv_group * 64 * kHeadDim);
-        const uint64_t desc_b0 = mqa::make_desc_kmajor<kHeadDim>(ptx::smem_addr(smem.q[0]) + q_group * kGroupQBytes);
+        const uint64_t desc_a0 = prims::make_desc_kmajor<kHeadDim>(ptx::smem_addr(smem.kv[0]) + kv_group * 64 * kHeadDim);
+        const uint64_t desc_b0 = prims::make_desc_kmajor<kHeadDim>(ptx::smem_addr(smem.q[0]) + q_group * kGroupQBytes);
         const uint32_t desc_hi = static_cast<uint32_t>(desc_a0 >> 32);
         const uint32_t kv_full0 = ptx::smem_addr(&smem.kv_full[0]), kv_empty0 = ptx::smem_addr(&smem.kv_empty[0]);
         // H = 64: lanes c and c ^ 2 share a query; each stores one of the two rows.

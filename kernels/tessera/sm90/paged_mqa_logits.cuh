@@ -26,7 +26,6 @@
 #include <tessera/ptx/memory.cuh>
 #include <tessera/ptx/sync.cuh>
 #include <tessera/ptx/tma.cuh>
-#include <tessera/ptx/tma_hint.cuh>
 #include <tessera/ptx/wgmma.cuh>
 #include <tessera/ptx/wgmma_e4m3.cuh>
 #include <tessera/sm90/paged_mqa_schedule.cuh>
