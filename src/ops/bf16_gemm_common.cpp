@@ -1,3 +1,4 @@
+#include "ops/plan_cache.hpp"
 #include "ops/bf16_gemm_common.hpp"
 
 #include <algorithm>
@@ -46,30 +47,25 @@ jit::KernelSpec make_bf16_gemm_spec(const heuristics::Bf16GemmConfig& c, const h
 }
 
 const Bf16Plan& bf16_plan(const Bf16PlanKey& key, const char* op) {
-    // Plans are made once per key and never erased (map nodes do not move, so references stay valid).
-    static std::mutex mutex;
-    static std::unordered_map<Bf16PlanKey, Bf16Plan, Bf16PlanKeyHash> plans;
-    {
-        std::lock_guard lock(mutex);
-        if (auto it = plans.find(key); it != plans.end()) return it->second;
-    }
-    heuristics::Bf16GemmProblem p{key.m, key.n, key.k, key.mn_major_a, key.mn_major_b, key.out_f32, key.accumulate};
-    p.num_sms = key.num_sms;
-    p.max_smem_bytes = runtime::device_info(key.device).max_smem_per_block;
-    p.num_groups = key.num_groups;
-    p.block_m = key.block_m;
-    p.block_n_multiple = key.block_n_multiple;
-    Bf16Plan plan;
-    plan.config = key.kind == GemmKind::kBatchSum ? heuristics::choose_bf16_batch_sum_config(p)
-                                                  : heuristics::choose_bf16_gemm_config(p);
-    runtime::make_current(key.device);  // loading the module needs the device's context current
-    plan.kernel = &jit::jit().get(make_bf16_gemm_spec(plan.config, p, key.kind, key.family));
-    if (options().print_configs)
-        std::fprintf(stderr, "[tessera] %s m=%lld n=%lld k=%lld groups=%d: %s\n", op, static_cast<long long>(key.m),
-                     static_cast<long long>(key.n), static_cast<long long>(key.k), key.num_groups,
-                     plan.config.describe().c_str());
-    std::lock_guard lock(mutex);
-    return plans.emplace(key, plan).first->second;
+    static PlanCache<Bf16PlanKey, Bf16Plan, Bf16PlanKeyHash> plans;
+    return plans.get(key, [&] {
+        heuristics::Bf16GemmProblem p{key.m, key.n, key.k, key.mn_major_a, key.mn_major_b, key.out_f32, key.accumulate};
+        p.num_sms = key.num_sms;
+        p.max_smem_bytes = runtime::device_info(key.device).max_smem_per_block;
+        p.num_groups = key.num_groups;
+        p.block_m = key.block_m;
+        p.block_n_multiple = key.block_n_multiple;
+        Bf16Plan plan;
+        plan.config = key.kind == GemmKind::kBatchSum ? heuristics::choose_bf16_batch_sum_config(p)
+                                                      : heuristics::choose_bf16_gemm_config(p);
+        runtime::make_current(key.device);  // loading the module needs the device's context current
+        plan.kernel = &jit::jit().get(make_bf16_gemm_spec(plan.config, p, key.kind, key.family));
+        if (options().print_configs)
+            std::fprintf(stderr, "[tessera] %s m=%lld n=%lld k=%lld groups=%d: %s\n", op, static_cast<long long>(key.m),
+                         static_cast<long long>(key.n), static_cast<long long>(key.k), key.num_groups,
+                         plan.config.describe().c_str());
+        return plan;
+    });
 }
 
 bool mn_major_operand(const char* op, const char* name, const TensorRef& t) {

@@ -1,4 +1,5 @@
 // tf32_hc_prenorm_gemm: validate -> plan (memoized per problem) -> tensor maps -> launch.
+#include "ops/plan_cache.hpp"
 #include "ops/hc_prenorm_gemm.hpp"
 
 #include <cstddef>
@@ -66,25 +67,20 @@ struct Plan {
 };
 
 const Plan& plan_for(const PlanKey& key, const char* op) {
-    // Plans are made once per key and never erased (map nodes do not move, so references stay valid).
-    static std::mutex mutex;
-    static std::unordered_map<PlanKey, Plan, PlanKeyHash> plans;
-    {
-        std::lock_guard lock(mutex);
-        if (auto it = plans.find(key); it != plans.end()) return it->second;
-    }
-    heuristics::HcPrenormProblem p{key.m, key.n, key.k, key.num_splits, key.num_sms,
-                                   runtime::device_info(key.device).max_smem_per_block};
-    Plan plan;
-    plan.config = heuristics::choose_hc_prenorm_config(p);
-    runtime::make_current(key.device);  // loading the module needs the device's context current
-    plan.kernel = &jit::jit().get(ops::make_hc_prenorm_spec(plan.config));
-    if (options().print_configs)
-        std::fprintf(stderr, "[tessera] %s m=%lld n=%lld k=%lld num_splits=%d: %s\n", op,
-                     static_cast<long long>(key.m), static_cast<long long>(key.n), static_cast<long long>(key.k),
-                     key.num_splits, plan.config.describe().c_str());
-    std::lock_guard lock(mutex);
-    return plans.emplace(key, plan).first->second;
+    static ops::PlanCache<PlanKey, Plan, PlanKeyHash> plans;
+    return plans.get(key, [&] {
+        heuristics::HcPrenormProblem p{key.m, key.n, key.k, key.num_splits, key.num_sms,
+                                       runtime::device_info(key.device).max_smem_per_block};
+        Plan plan;
+        plan.config = heuristics::choose_hc_prenorm_config(p);
+        runtime::make_current(key.device);  // loading the module needs the device's context current
+        plan.kernel = &jit::jit().get(ops::make_hc_prenorm_spec(plan.config));
+        if (options().print_configs)
+            std::fprintf(stderr, "[tessera] %s m=%lld n=%lld k=%lld num_splits=%d: %s\n", op,
+                         static_cast<long long>(key.m), static_cast<long long>(key.n), static_cast<long long>(key.k),
+                         key.num_splits, plan.config.describe().c_str());
+        return plan;
+    });
 }
 
 // The in-kernel split sum's workspace: partial tiles and one arrival counter per m block, in slots of the largest

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "jit/jit.hpp"
+#include "ops/plan_cache.hpp"
 #include "ops/gemm_common.hpp"
 #include "ops/mqa_logits_specs.hpp"
 #include "ops/validate.hpp"
@@ -68,24 +69,19 @@ struct Plan {
 };
 
 const Plan& plan_for(const PlanKey& key, const char* op) {
-    // Plans are made once per key and never erased (map nodes do not move, so references stay valid).
-    static std::mutex mutex;
-    static std::unordered_map<PlanKey, Plan, PlanKeyHash> plans;
-    {
-        std::lock_guard lock(mutex);
-        if (auto it = plans.find(key); it != plans.end()) return it->second;
-    }
-    heuristics::MqaLogitsProblem p{key.seq_len, key.seq_len_kv, key.num_heads, key.head_dim, key.bf16_logits,
-                                   key.num_sms, runtime::device_info(key.device).max_smem_per_block};
-    Plan plan;
-    plan.config = heuristics::choose_mqa_logits_config(p);
-    runtime::make_current(key.device);  // loading the module needs the device's context current
-    plan.kernel = &jit::jit().get(ops::mqa_logits_spec(plan.config));
-    if (options().print_configs)
-        std::fprintf(stderr, "[tessera] %s S=%lld S_kv=%lld: %s\n", op, static_cast<long long>(key.seq_len),
-                     static_cast<long long>(key.seq_len_kv), plan.config.describe().c_str());
-    std::lock_guard lock(mutex);
-    return plans.emplace(key, plan).first->second;
+    static ops::PlanCache<PlanKey, Plan, PlanKeyHash> plans;
+    return plans.get(key, [&] {
+        heuristics::MqaLogitsProblem p{key.seq_len, key.seq_len_kv, key.num_heads, key.head_dim, key.bf16_logits,
+                                       key.num_sms, runtime::device_info(key.device).max_smem_per_block};
+        Plan plan;
+        plan.config = heuristics::choose_mqa_logits_config(p);
+        runtime::make_current(key.device);  // loading the module needs the device's context current
+        plan.kernel = &jit::jit().get(ops::mqa_logits_spec(plan.config));
+        if (options().print_configs)
+            std::fprintf(stderr, "[tessera] %s S=%lld S_kv=%lld: %s\n", op, static_cast<long long>(key.seq_len),
+                         static_cast<long long>(key.seq_len_kv), plan.config.describe().c_str());
+        return plan;
+    });
 }
 
 std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "jit/jit.hpp"
+#include "ops/plan_cache.hpp"
 #include "ops/gemm_common.hpp"
 #include "ops/paged_mqa_logits_specs.hpp"
 #include "ops/validate.hpp"
@@ -105,24 +106,20 @@ struct Plan {
 };
 
 const Plan& plan_for(const PlanKey& key) {
-    static std::mutex mutex;
-    static std::unordered_map<PlanKey, Plan, PlanKeyHash> plans;  // never erased: references stay valid
-    {
-        std::lock_guard lock(mutex);
-        if (auto it = plans.find(key); it != plans.end()) return it->second;
-    }
-    const jit::KernelSpec spec = ops::paged_mqa_logits_spec(key.next_n, key.num_heads, key.out_bf16, key.clean,
-                                                            runtime::device_info(key.device).max_smem_per_block);
-    Plan plan;
-    plan.threads = static_cast<unsigned>(ops::paged_mqa_logits_threads(spec));
-    plan.smem_bytes = static_cast<unsigned>(
-        ops::paged_mqa_logits_smem_bytes(key.next_n, key.num_heads, static_cast<int>(spec.get("kNumStages")),
-                                         static_cast<int>(spec.get("kNumQStages"))));
-    runtime::make_current(key.device);  // loading the module needs the device's context current
-    plan.kernel = &jit::jit().get(spec);
-    if (options().print_configs) std::fprintf(stderr, "[tessera] %s: %s\n", kOp, spec.describe().c_str());
-    std::lock_guard lock(mutex);
-    return plans.emplace(key, plan).first->second;
+    static ops::PlanCache<PlanKey, Plan, PlanKeyHash> plans;
+    return plans.get(key, [&] {
+        const jit::KernelSpec spec = ops::paged_mqa_logits_spec(key.next_n, key.num_heads, key.out_bf16, key.clean,
+                                                                runtime::device_info(key.device).max_smem_per_block);
+        Plan plan;
+        plan.threads = static_cast<unsigned>(ops::paged_mqa_logits_threads(spec));
+        plan.smem_bytes = static_cast<unsigned>(
+            ops::paged_mqa_logits_smem_bytes(key.next_n, key.num_heads, static_cast<int>(spec.get("kNumStages")),
+                                             static_cast<int>(spec.get("kNumQStages"))));
+        runtime::make_current(key.device);  // loading the module needs the device's context current
+        plan.kernel = &jit::jit().get(spec);
+        if (options().print_configs) std::fprintf(stderr, "[tessera] %s: %s\n", kOp, spec.describe().c_str());
+        return plan;
+    });
 }
 
 // The cache pages' tokens: a 3-D uint8 map (D, 64 tokens, blocks), one page per box, 128-byte swizzle (what the
