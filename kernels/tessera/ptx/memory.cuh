@@ -147,4 +147,37 @@ TESSERA_DEVICE void st_global_bf16_if(bool pred, uint16_t* ptr, float x) {
         : "memory");
 }
 
+// ld.shared.u16, zero-extended. Volatile: it stays after the stage's barrier wait (the data comes from TMA).
+TESSERA_DEVICE uint32_t ld_shared_u16(uint32_t addr) {
+    uint32_t x;
+    asm volatile("ld.shared.u16 %0, [%1];" : "=r"(x) : "r"(addr) : "memory");
+    return x;
+}
+
+TESSERA_DEVICE void st_global_v2(float* ptr, float x, float y) {
+    asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(ptr), "f"(x), "f"(y) : "memory");
+}
+TESSERA_DEVICE void st_global_v4(float* ptr, float x, float y, float z, float w) {
+    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(ptr), "f"(x), "f"(y), "f"(z), "f"(w) : "memory");
+}
+// Partials written by other CTAs of this grid: read through L2 (.cg), never from a stale L1 line.
+TESSERA_DEVICE void ld_global_cg_v4(const float* ptr, float& x, float& y, float& z, float& w) {
+    asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(x), "=f"(y), "=f"(z), "=f"(w)
+                 : "l"(ptr)
+                 : "memory");
+}
+TESSERA_DEVICE float ld_global_cg(const float* ptr) {
+    float x;
+    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(x) : "l"(ptr) : "memory");
+    return x;
+}
+// The arrival count of an m-block: returns the value before the add.
+TESSERA_DEVICE uint32_t atom_add_acq_rel_gpu(uint32_t* ptr, uint32_t x) {
+    uint32_t old;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(ptr), "r"(x) : "memory");
+    return old;
+}
+TESSERA_DEVICE void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
 }  // namespace tessera::ptx

@@ -21,5 +21,8 @@ TESSERA_DEVICE void wgmma_wait_group() {
 // An empty asm that "uses and redefines" r: the compiler may not move reads or writes of an accumulator register
 // across it, which keeps them out of the window between mma_async issue and wait_group.
 TESSERA_DEVICE void fence_operand(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+// An empty asm that "redefines" r: a register read by an in-flight wgmma is kept from being reused by the compiler
+// until this point (after the wait_group that retires that wgmma).
+TESSERA_DEVICE void keep_live(uint32_t& r) { asm volatile("" : "+r"(r)); }
 
 }  // namespace tessera::ptx

@@ -41,47 +41,6 @@
 
 namespace tessera::sm90 {
 
-namespace hc_prenorm {
-
-// ld.shared.u16, zero-extended. Volatile: it stays after the stage's barrier wait (the data comes from TMA).
-TESSERA_DEVICE uint32_t ld_shared_u16(uint32_t addr) {
-    uint32_t x;
-    asm volatile("ld.shared.u16 %0, [%1];" : "=r"(x) : "r"(addr) : "memory");
-    return x;
-}
-
-// An empty asm that "redefines" r: a register read by an in-flight wgmma is kept from being reused by the compiler
-// until this point (after the wait_group that retires that wgmma).
-TESSERA_DEVICE void keep_live(uint32_t& r) { asm volatile("" : "+r"(r)); }
-
-TESSERA_DEVICE void st_global_v2(float* ptr, float x, float y) {
-    asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(ptr), "f"(x), "f"(y) : "memory");
-}
-TESSERA_DEVICE void st_global_v4(float* ptr, float x, float y, float z, float w) {
-    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(ptr), "f"(x), "f"(y), "f"(z), "f"(w) : "memory");
-}
-// Partials written by other CTAs of this grid: read through L2 (.cg), never from a stale L1 line.
-TESSERA_DEVICE void ld_global_cg_v4(const float* ptr, float& x, float& y, float& z, float& w) {
-    asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];"
-                 : "=f"(x), "=f"(y), "=f"(z), "=f"(w)
-                 : "l"(ptr)
-                 : "memory");
-}
-TESSERA_DEVICE float ld_global_cg(const float* ptr) {
-    float x;
-    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(x) : "l"(ptr) : "memory");
-    return x;
-}
-// The arrival count of an m-block: returns the value before the add.
-TESSERA_DEVICE uint32_t atom_add_acq_rel_gpu(uint32_t* ptr, uint32_t x) {
-    uint32_t old;
-    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(ptr), "r"(x) : "memory");
-    return old;
-}
-TESSERA_DEVICE void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
-
-}  // namespace hc_prenorm
-
 // Config members (rendered by the JIT from the host's spec): kShapeN (N: 8, 16, 24 or 32), kNumStages, kReduce (0:
 // each split writes its own D[s]; 1: the splits are summed into one D), kNumAccumulators (1 or 2).
 template <class Config>
@@ -194,10 +153,10 @@ struct HcPrenormGemmKernel {
             // rows of this thread (16w + g and + 8) have row % 8 == g. Columns q and q + 4 are 8 bytes apart.
             const uint32_t at = a_stage + ((static_cast<uint32_t>(j) ^ g) << 4);
             uint32_t(&f)[4] = st.frag[P][j];
-            f[0] = hc_prenorm::ld_shared_u16(at) << 16;  // BF16 -> FP32: the BF16 bits are the high half
-            f[1] = hc_prenorm::ld_shared_u16(at + 8 * 128) << 16;
-            f[2] = hc_prenorm::ld_shared_u16(at + 8) << 16;
-            f[3] = hc_prenorm::ld_shared_u16(at + 8 * 128 + 8) << 16;
+            f[0] = ptx::ld_shared_u16(at) << 16;  // BF16 -> FP32: the BF16 bits are the high half
+            f[1] = ptx::ld_shared_u16(at + 8 * 128) << 16;
+            f[2] = ptx::ld_shared_u16(at + 8) << 16;
+            f[3] = ptx::ld_shared_u16(at + 8 * 128 + 8) << 16;
             const float x0 = __uint_as_float(f[0]), x1 = __uint_as_float(f[1]);
             const float x2 = __uint_as_float(f[2]), x3 = __uint_as_float(f[3]);
             st.sq[0] = __fmaf_rn(x2, x2, __fmaf_rn(x0, x0, st.sq[0]));
@@ -217,7 +176,7 @@ struct HcPrenormGemmKernel {
 #pragma unroll
             for (int j = 0; j < kSlices; ++j)
 #pragma unroll
-                for (int i = 0; i < 4; ++i) hc_prenorm::keep_live(st.frag[P ^ 1][j][i]);
+                for (int i = 0; i < 4; ++i) ptx::keep_live(st.frag[P ^ 1][j][i]);
             prims::release_stage<1>(smem.empty_barriers, st.prev_stage, false, lane);
         }
         st.prev_stage = s;
@@ -257,7 +216,7 @@ struct HcPrenormGemmKernel {
 #pragma unroll
             for (int j = 0; j < kSlices; ++j)
 #pragma unroll
-                for (int i = 0; i < 4; ++i) hc_prenorm::keep_live(st.frag[b][j][i]);
+                for (int i = 0; i < 4; ++i) ptx::keep_live(st.frag[b][j][i]);
         if (c.kb_count > 0) prims::release_stage<1>(smem.empty_barriers, st.prev_stage, false, lane);
         // The accumulators are read from here on: keep those reads after the wait.
 #pragma unroll
@@ -286,7 +245,7 @@ struct HcPrenormGemmKernel {
         float* mine = block_parts + static_cast<uint64_t>(c.split) * kPartialFloats;
 #pragma unroll
         for (int j = 0; j < kN / 8; ++j)
-            hc_prenorm::st_global_v4(mine + (j * 128 + t) * 4, acc[4 * j], acc[4 * j + 1], acc[4 * j + 2],
+            ptx::st_global_v4(mine + (j * 128 + t) * 4, acc[4 * j], acc[4 * j + 1], acc[4 * j + 2],
                                      acc[4 * j + 3]);
         if (q == 0) {
             mine[kBlockM * kN + row] = sq[0];
@@ -294,12 +253,12 @@ struct HcPrenormGemmKernel {
         }
         // Publish, then count in: the classic last-block pattern (every writer fences before the barrier, one thread
         // adds, the last one's threads fence again before reading the others' partials).
-        hc_prenorm::fence_acq_rel_gpu();
+        ptx::fence_acq_rel_gpu();
         ptx::named_barrier_sync(1, kNumMathThreads);
-        if (t == 0) smem.is_last = hc_prenorm::atom_add_acq_rel_gpu(p.counters + c.m_block, 1u) == num_splits - 1;
+        if (t == 0) smem.is_last = ptx::atom_add_acq_rel_gpu(p.counters + c.m_block, 1u) == num_splits - 1;
         ptx::named_barrier_sync(1, kNumMathThreads);
         if (!smem.is_last) return false;
-        hc_prenorm::fence_acq_rel_gpu();
+        ptx::fence_acq_rel_gpu();
 
         const bool rows_valid = c.m_block * kBlockM + row < p.m;  // row + 8 may still be past M: never stored
 #pragma unroll
@@ -316,10 +275,10 @@ struct HcPrenormGemmKernel {
                 for (int j = 0; j < kN / 8; ++j) {
                     float* v = &buf[u][4 * j];
                     v[0] = v[1] = v[2] = v[3] = 0.f;
-                    if (load) hc_prenorm::ld_global_cg_v4(part + (j * 128 + t) * 4, v[0], v[1], v[2], v[3]);
+                    if (load) ptx::ld_global_cg_v4(part + (j * 128 + t) * 4, v[0], v[1], v[2], v[3]);
                 }
-                sbuf[u][0] = load && q == 0 ? hc_prenorm::ld_global_cg(part + kBlockM * kN + row) : 0.f;
-                sbuf[u][1] = load && q == 0 ? hc_prenorm::ld_global_cg(part + kBlockM * kN + row + 8) : 0.f;
+                sbuf[u][0] = load && q == 0 ? ptx::ld_global_cg(part + kBlockM * kN + row) : 0.f;
+                sbuf[u][1] = load && q == 0 ? ptx::ld_global_cg(part + kBlockM * kN + row + 8) : 0.f;
             }
             // Added in split order, whichever CTA is last: the result is deterministic.
 #pragma unroll
@@ -345,8 +304,8 @@ struct HcPrenormGemmKernel {
         float* d1 = d + static_cast<uint64_t>(r1) * p.ld_d + 2 * q;
 #pragma unroll
         for (int j = 0; j < kN / 8; ++j) {
-            if (r0 < p.m) hc_prenorm::st_global_v2(d0 + 8 * j, acc[4 * j], acc[4 * j + 1]);
-            if (r1 < p.m) hc_prenorm::st_global_v2(d1 + 8 * j, acc[4 * j + 2], acc[4 * j + 3]);
+            if (r0 < p.m) ptx::st_global_v2(d0 + 8 * j, acc[4 * j], acc[4 * j + 1]);
+            if (r1 < p.m) ptx::st_global_v2(d1 + 8 * j, acc[4 * j + 2], acc[4 * j + 3]);
         }
         if (q == 0) {
             float* s = p.sqr_sum + static_cast<uint64_t>(split) * p.sqr_split_stride;
