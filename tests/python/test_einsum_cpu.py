@@ -1,10 +1,10 @@
-"""tessera.einsum's argument checks, which run before any kernel (CPU tensors suffice): the expressions, dtypes,
+"""tessera.einsum_gemm's argument checks, which run before any kernel (CPU tensors suffice): the expressions, dtypes,
 shapes, c and use_cublaslt per expression, and the C++ ops' refusal of host memory."""
 import pytest
 
 torch = pytest.importorskip("torch")
 import tessera  # noqa: E402
-from tessera.einsum import _einsum  # noqa: E402
+from tessera.einsum_gemm import _einsum  # noqa: E402
 
 
 def bf16(*shape):
@@ -60,7 +60,7 @@ def test_empty_contraction_needs_no_gpu():
 
 
 def test_fp8_einsum_checks():
-    from tessera.einsum import _fp8_einsum
+    from tessera.einsum_gemm import _fp8_einsum
     e4m3 = torch.float8_e4m3fn
     x = (torch.zeros(2, 8, 256, dtype=e4m3), torch.ones(2, 8, 2))
     y = (torch.zeros(8, 128, 256, dtype=e4m3), torch.ones(8, 1, 2))

@@ -1,14 +1,14 @@
 """einsum on the GPU ('bmk,bnk->mn' summed over the batch, 'bhr,hdr->bhd' and 'bhd,hdr->bhr' batched over heads, the
 last two also through cuBLASLt): DeepGEMM's test shapes and tolerances against float64 (the sum) and torch.einsum
 (cuBLAS, the heads: DeepGEMM asks calc_diff < 1e-10 there), outputs poisoned first, bad inputs raising with nothing
-written. Reached through tessera.einsum._einsum until the public name routes there."""
+written. Reached through tessera.einsum_gemm._einsum until the public name routes there."""
 import pytest
 
 torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU")]
 
 import tessera  # noqa: E402
-from tessera.einsum import _einsum  # noqa: E402
+from tessera.einsum_gemm import _einsum  # noqa: E402
 from tessera.testing import calc_diff  # noqa: E402
 
 BMK = [(128, 384, 128), (256, 256, 256), (384, 128, 384)]
@@ -114,7 +114,7 @@ def test_empty_and_zero_batch():
 def test_fp8_bhr_hdr_bhd(bsz):
     # DeepGEMM's shape (H, R, D) = (8, 4096, 1024) with per-token x scales and per-block y scales, against the
     # dequantized product (DeepGEMM asks calc_diff < 1e-3 against the BF16 inputs' product).
-    from tessera.einsum import _fp8_einsum
+    from tessera.einsum_gemm import _fp8_einsum
     from tessera.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
     h, r, dim = 8, 4096, 1024
     x = torch.randn(bsz, h, r, device="cuda", dtype=torch.bfloat16)
