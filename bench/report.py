@@ -3,6 +3,8 @@ import math
 
 from rows import OURS, PEER
 
+COPY = "hbm_copy"  # a baseline moving the row's bytes as a device copy: its time over ours is the copy-bandwidth share
+
 
 def fmt(v, spec):
     return "-" if v is None else (format(v, spec) if isinstance(v, (int, float)) else str(v))
@@ -21,14 +23,29 @@ def geomean(values):
     return math.exp(sum(map(math.log, values)) / len(values)) if values else None
 
 
+def baseline_names(rows):
+    """Every baseline of the rows, in first-seen order (a suite's rows may carry different ones)."""
+    return list(dict.fromkeys(b for r in rows for b in r.baselines))
+
+
+def derived(row):
+    """Figures computed from a measured row: copy_bw_frac, the fraction of copy bandwidth it reaches (copy / ours)."""
+    r = row.result
+    if COPY not in row.baselines:
+        return {}
+    ours, copy = r.get(f"{OURS}_us"), r.get(f"{COPY}_us")
+    return {"copy_bw_frac": copy / ours if ours and copy else None}
+
+
 def timed_columns(rows):
-    baselines = list(rows[0].baselines)
+    baselines = baseline_names(rows)
     recorded = any(r.result.get("peer") == "recorded, not live" for r in rows)
     cols = [("ours_us", f"{OURS}_us", ".1f")]
     cols += [("dg_recorded_us", "peer_recorded_us", ".1f")] if recorded else [("dg_us", f"{PEER}_us", ".1f")]
     cols += [("ours/dg", "ours_over_peer", ".3f"), ("TFLOPS", "tflops", ".0f"), ("GB/s", "gbps", ".0f")]
     cols += [(f"{b}_us", f"{b}_us", ".1f") for b in baselines]
     cols += [(f"ours/{b}", f"ours_over_{b}", ".2f") for b in baselines]
+    cols += [("copy_bw", "copy_bw_frac", ".0%")] if COPY in baselines else []
     return cols + [("config", "config", "")]
 
 
@@ -38,7 +55,7 @@ def print_table(suite, rows, columns=None):
     cols = [("shape", "label", "")] + (columns or timed_columns(rows))
     table = [[h for h, _, _ in cols]]
     for row in rows:
-        merged = {"label": row.label, "config": row.config, **row.result}
+        merged = {"label": row.label, "config": row.config, **row.result, **derived(row)}
         table.append([status_or(merged, key, spec) for _, key, spec in cols])
     widths = [max(len(line[i]) for line in table) for i in range(len(cols))]
     print(f"\n== {suite}")
@@ -83,10 +100,12 @@ def row_line(row):
     parts = [f"{name} {status_or(r, name + '_us', '.1f')} us" for name in [*row.calls, *row.baselines]]
     if r.get("ours_over_peer"):
         parts.append(f"ours/DeepGEMM {r['ours_over_peer']:.3f} ({r['peer']})")
+    if derived(row).get("copy_bw_frac"):
+        parts.append(f"{derived(row)['copy_bw_frac']:.0%} of copy bandwidth")
     return ", ".join(parts)
 
 
 def json_row(row, meta):
     out = {"suite": row.suite, "shape": row.label, **row.shape, "flops": row.flops, "bytes": row.nbytes,
-           "config": row.config, **row.result, **meta}
+           "config": row.config, **row.result, **derived(row), **meta}
     return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in out.items()}

@@ -22,12 +22,16 @@ sys.path.insert(0, HERE)
 import deepgemm_peer as peer_module  # noqa: E402
 import report  # noqa: E402
 import suites_bf16  # noqa: E402
+import suites_bf16_grouped  # noqa: E402
+import suites_einsum  # noqa: E402
 import suites_fp8  # noqa: E402
 import suites_host  # noqa: E402
+import suites_indexer  # noqa: E402
 from rows import Context, measure  # noqa: E402
 from timing import Timer, canary_us, canary_verdict  # noqa: E402
 
-SUITES = {s.name: s for s in suites_fp8.SUITES + suites_bf16.SUITES + suites_host.SUITES}
+SUITES = {s.name: s for s in suites_fp8.SUITES + suites_bf16.SUITES + suites_bf16_grouped.SUITES +
+          suites_einsum.SUITES + suites_indexer.SUITES + suites_host.SUITES}
 FP8_SUITES = [s.name for s in suites_fp8.SUITES]
 
 

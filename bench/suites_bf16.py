@@ -1,6 +1,11 @@
 """The BF16 suite: DeepGEMM's dense BF16 test shapes (tests/test_bf16.py): forward at M = 1, 128, 4096 with BF16 D,
 the FP32-output rows, and the backward layouts at M = 4096 (dgrad with B MN-major, wgrad with both MN-major into FP32
-with C = D). tessera, DeepGEMM's function of the same layout, and cuBLAS (torch.matmul) on the same tensors."""
+with C = D). tessera, DeepGEMM's function of the same layout, and cuBLAS (torch.matmul) on the same tensors.
+
+Also the helpers the suites of the other pending families share (suites_bf16_grouped, suites_einsum, suites_indexer):
+tessera's private entry looked up by module and name, the pair of calls, and the HBM copy baseline."""
+import importlib
+
 from rows import OURS, PEER, Row, Suite
 
 try:
@@ -10,10 +15,54 @@ except ImportError:
 
 NK = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
 FP32_NK = [(256, 7168), (129280, 7168)]
+DEVICE = "cuda"  # where randn and hbm_copy place their tensors (the CPU tests dry-run the suites on "cpu")
 
 
 def randn(*shape):
-    return torch.randn(*shape, device="cuda", dtype=torch.bfloat16)
+    return torch.randn(*shape, device=DEVICE, dtype=torch.bfloat16)
+
+
+def missing(error):
+    """A call that raises `error` (an AttributeError): measure() then reports the library 'unavailable'."""
+    def call(*args, **kwargs):
+        raise error
+    return call
+
+
+def tessera_private(ctx, module, name):
+    """tessera.<module>._<name>, the entry of a kernel whose public DeepGEMM name still raises NotImplementedError
+    (tessera/_pending.py) until an H200 run has verified it. Looked up when the row is built, but a module or name
+    that is not there yet becomes a call raising AttributeError, so that only that row's tessera column says so."""
+    path = f"{ctx.tessera.__name__}.{module}"
+    try:
+        return getattr(importlib.import_module(path), f"_{name}")
+    except (ImportError, AttributeError) as e:
+        return missing(AttributeError(f"{path}._{name}: not available ({type(e).__name__}: {e})"))
+
+
+def pending_calls(ctx, module, name, call):
+    """{library: zero-argument call}: `call(fn)` with tessera's private function and, when live, DeepGEMM's public
+    function of the same name (a peer build without it reports 'unavailable')."""
+    ours_fn = tessera_private(ctx, module, name)
+    calls = {OURS: lambda: call(ours_fn)}
+    if ctx.peer is not None:
+        peer_fn = peer_public(ctx, name)
+        calls[PEER] = lambda: call(peer_fn)
+    return calls
+
+
+def peer_public(ctx, name):
+    """DeepGEMM's function `name`, or a call raising AttributeError when this build lacks it."""
+    return getattr(ctx.peer, name, None) or missing(AttributeError(f"deep_gemm.{name}: not in this build"))
+
+
+def hbm_copy(nbytes):
+    """A baseline that moves `nbytes` through HBM as a device-to-device copy of nbytes / 2 (read once, written once):
+    ours / hbm_copy is then the inverse of the fraction of copy bandwidth the row reaches (report.py prints both)."""
+    half = max(nbytes // 2, 1)
+    src = torch.empty(half, device=DEVICE, dtype=torch.uint8)
+    dst = torch.empty_like(src)
+    return lambda: dst.copy_(src)
 
 
 def ours(ctx, layout):
