@@ -180,4 +180,9 @@ TESSERA_DEVICE uint32_t atom_add_acq_rel_gpu(uint32_t* ptr, uint32_t x) {
 }
 TESSERA_DEVICE void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 
+// wraps st.global.v4.b32 (16 bytes, four 32-bit words)
+TESSERA_DEVICE void st_global_v4_b32(void* ptr, uint32_t x, uint32_t y, uint32_t z, uint32_t w) {
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(ptr), "r"(x), "r"(y), "r"(z), "r"(w) : "memory");
+}
+
 }  // namespace tessera::ptx

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <tessera/common.cuh>
+#include <tessera/ptx/memory.cuh>
 
 namespace tessera::sm90 {
 
@@ -28,20 +29,13 @@ struct CastFp32ToBf16Kernel {
             const float4* in = reinterpret_cast<const float4*>(p.src + static_cast<uint64_t>(row) * p.cols + col);
             const float4 x = in[0], y = in[1];
             uint4 out;
-            out.x = pack(x.x, x.y);
-            out.y = pack(x.z, x.w);
-            out.z = pack(y.x, y.y);
-            out.w = pack(y.z, y.w);
+            out.x = ptx::pack_bf16x2(x.x, x.y);
+            out.y = ptx::pack_bf16x2(x.z, x.w);
+            out.z = ptx::pack_bf16x2(y.x, y.y);
+            out.w = ptx::pack_bf16x2(y.z, y.w);
             *reinterpret_cast<uint4*>(static_cast<uint16_t*>(p.dst) + static_cast<uint64_t>(row) * p.ld_dst + col) =
                 out;
         }
-    }
-
-    // Two floats as BF16 (round to nearest even), the first in the low half.
-    static __device__ uint32_t pack(float lo, float hi) {
-        uint32_t r;
-        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-        return r;
     }
 };
 

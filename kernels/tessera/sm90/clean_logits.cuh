@@ -51,8 +51,7 @@ struct CleanLogitsKernel {
         const int64_t body_end = body + (b - body) / kVecElems * kVecElems;
         const int64_t tid = threadIdx.x;
         for (int64_t j = body + tid * kVecElems; j < body_end; j += static_cast<int64_t>(kNumThreads) * kVecElems) {
-            asm volatile("st.global.v4.b32 [%0], {%1, %1, %1, %1};" ::"l"(row + j * kElemBytes), "r"(kNegInfWord)
-                         : "memory");
+            ptx::st_global_v4_b32(row + j * kElemBytes, kNegInfWord, kNegInfWord, kNegInfWord, kNegInfWord);
         }
         if (tid < body - a) store_one(row, a + tid);
         if (tid < b - body_end) store_one(row, body_end + tid);
