@@ -6,8 +6,8 @@
 TESTS_DIR is the tests/ folder of a DeepGEMM checkout kept outside the repository (peer/DeepGEMM/tests). tessera is
 installed as `deep_gemm` first (tessera.install_as_deep_gemm), then FILE runs as __main__ from TESTS_DIR, as DeepGEMM
 runs it; with --only, only the named test functions of FILE run (e.g. those whose kernels tessera has). With
---with-pending, the names tessera still lists as pending (tessera/_pending.py: written, not yet verified on a GPU)
-are bound to their implementations for this run, so DeepGEMM's tests can verify them."""
+--with-pending, the names tessera lists as awaiting a GPU run (tessera/_pending.py: written, not yet verified) are
+bound to their implementations for this run, so DeepGEMM's tests can verify them."""
 import argparse
 import importlib
 import importlib.util
@@ -15,34 +15,12 @@ import os
 import runpy
 import sys
 
-# Pending public name -> "module:function" of its implementation in the tessera package.
-PENDING = {
-    **{f"bf16_gemm_{x}": f"bf16_gemm:_bf16_gemm_{x}" for x in ("nt", "nn", "tn", "tt")},
-    **{f"cublaslt_gemm_{x}": f"cublaslt:_cublaslt_gemm_{x}" for x in ("nt", "nn", "tn", "tt")},
-    "m_grouped_bf16_gemm_nt_contiguous": "bf16_gemm:_m_grouped_bf16_gemm_nt_contiguous",
-    "m_grouped_bf16_gemm_nn_contiguous": "bf16_gemm:_m_grouped_bf16_gemm_nn_contiguous",
-    "m_grouped_bf16_gemm_nt_masked": "bf16_gemm:_m_grouped_bf16_gemm_nt_masked",
-    "bf16_m_grouped_gemm_nt_masked": "bf16_gemm:_m_grouped_bf16_gemm_nt_masked",
-    "k_grouped_bf16_gemm_tn_contiguous": "bf16_gemm:_k_grouped_bf16_gemm_tn_contiguous",
-    "einsum": "einsum_gemm:_einsum",
-    "fp8_einsum": "einsum_gemm:_fp8_einsum",
-    "tf32_hc_prenorm_gemm": "hc_prenorm:_tf32_hc_prenorm_gemm",
-    "fp8_gemm_nt_skip_head_mid": "fp8_gemm:_fp8_gemm_nt_skip_head_mid",
-    "fp8_fp4_mqa_logits": "mqa_logits:_fp8_fp4_mqa_logits",
-    "fp8_mqa_logits": "mqa_logits:_fp8_mqa_logits",
-    "get_paged_mqa_logits_metadata": "paged_mqa_logits:_get_paged_mqa_logits_metadata",
-    "fp8_fp4_paged_mqa_logits": "paged_mqa_logits:_fp8_fp4_paged_mqa_logits",
-    "fp8_paged_mqa_logits": "paged_mqa_logits:_fp8_paged_mqa_logits",
-}
-LEGACY = ["m_grouped_bf16_gemm_nt_contiguous_tl", "m_grouped_bf16_gemm_nn_contiguous_tl",
-          "a_fused_m_grouped_bf16_gemm_nt_contiguous_tl", "a_fused_m_grouped_bf16_gemm_nn_contiguous_tl",
-          "a_fused_k_grouped_bf16_gemm_tn_contiguous_tl", "b_fused_k_grouped_bf16_gemm_tn_contiguous_tl"]
-
 
 def bind_pending(tessera):
     """Points each pending name at its implementation; prints the names that have none yet."""
+    from tessera._pending import AWAITING_GPU, LEGACY_AWAITING_GPU
     missing = []
-    for name, target in PENDING.items():
+    for name, target in AWAITING_GPU.items():
         module, function = target.split(":")
         impl = getattr(importlib.import_module(f"tessera.{module}"), function, None) \
             if importlib.util.find_spec(f"tessera.{module}") else None
@@ -50,7 +28,7 @@ def bind_pending(tessera):
             missing.append(name)
         else:
             setattr(tessera, name, impl)
-    for name in LEGACY:
+    for name in LEGACY_AWAITING_GPU:
         setattr(tessera.legacy, name, getattr(tessera.legacy, f"_{name}"))
     if missing:
         print(f"deepgemm_tests.py: no implementation yet for {', '.join(missing)}", flush=True)

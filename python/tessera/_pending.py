@@ -1,32 +1,54 @@
-"""Names of the DeepGEMM surface whose kernels tessera has not implemented yet.
+"""The names of DeepGEMM's surface whose tessera implementation is written but not yet verified on a GPU, and the
+names tessera does not implement.
 
-Each exists (so `import tessera as deep_gemm` and feature probes work) and raises NotImplementedError, a subclass of
-RuntimeError as DeepGEMM's errors are, naming the function. No name here silently returns.
+Each public name here exists (so `import tessera as deep_gemm` and feature probes work) and raises
+NotImplementedError, a subclass of RuntimeError as DeepGEMM's errors are, naming the function and, where one exists,
+the implementation that awaits its GPU run. No name here silently returns. A name leaves AWAITING_GPU when its GPU
+tests and DeepGEMM's own tests have passed on the H200 (tools/deepgemm_tests.py --with-pending runs those through
+the implementations listed here); it is then imported from its module in tessera/__init__.py.
 """
-_PENDING = [
-    # The BF16 / TF32 family: kernels and cuBLASLt wrappers written (tessera.bf16_gemm, tessera.cublaslt), routed
-    # here once they have passed on the H200; einsum and the HyperConnection pre-norm GEMM to come.
-    "bf16_gemm_nt", "bf16_gemm_nn", "bf16_gemm_tn", "bf16_gemm_tt", "m_grouped_bf16_gemm_nt_contiguous",
-    "m_grouped_bf16_gemm_nn_contiguous", "m_grouped_bf16_gemm_nt_masked", "bf16_m_grouped_gemm_nt_masked",
-    "k_grouped_bf16_gemm_tn_contiguous", "cublaslt_gemm_nt", "cublaslt_gemm_nn", "cublaslt_gemm_tn",
-    "cublaslt_gemm_tt", "einsum", "tf32_hc_prenorm_gemm",
-    # The DeepSeek V3.2 indexer family: MQA logits (normal, paged), and the FP8 GEMM variants it uses.
-    "fp8_fp4_mqa_logits", "get_paged_mqa_logits_metadata", "fp8_fp4_paged_mqa_logits", "fp8_mqa_logits",
-    "fp8_paged_mqa_logits", "fp8_gemm_nt_skip_head_mid", "fp8_einsum",
-    # Mega MoE: SM100-only in DeepGEMM; fused MoE on Hopper is a later family.
-    "fp8_fp4_mega_moe", "bf16_mega_moe",
+# Public name -> "module:function" of its implementation in this package.
+AWAITING_GPU = {
+    **{f"bf16_gemm_{x}": f"bf16_gemm:_bf16_gemm_{x}" for x in ("nt", "nn", "tn", "tt")},
+    **{f"cublaslt_gemm_{x}": f"cublaslt:_cublaslt_gemm_{x}" for x in ("nt", "nn", "tn", "tt")},
+    "m_grouped_bf16_gemm_nt_contiguous": "bf16_gemm:_m_grouped_bf16_gemm_nt_contiguous",
+    "m_grouped_bf16_gemm_nn_contiguous": "bf16_gemm:_m_grouped_bf16_gemm_nn_contiguous",
+    "m_grouped_bf16_gemm_nt_masked": "bf16_gemm:_m_grouped_bf16_gemm_nt_masked",
+    "bf16_m_grouped_gemm_nt_masked": "bf16_gemm:_m_grouped_bf16_gemm_nt_masked",
+    "k_grouped_bf16_gemm_tn_contiguous": "bf16_gemm:_k_grouped_bf16_gemm_tn_contiguous",
+    "einsum": "einsum_gemm:_einsum",
+    "fp8_einsum": "einsum_gemm:_fp8_einsum",
+    "tf32_hc_prenorm_gemm": "hc_prenorm:_tf32_hc_prenorm_gemm",
+    "fp8_gemm_nt_skip_head_mid": "fp8_gemm:_fp8_gemm_nt_skip_head_mid",
+    "fp8_fp4_mqa_logits": "mqa_logits:_fp8_fp4_mqa_logits",
+    "fp8_mqa_logits": "mqa_logits:_fp8_mqa_logits",
+    "get_paged_mqa_logits_metadata": "paged_mqa_logits:_get_paged_mqa_logits_metadata",
+    "fp8_fp4_paged_mqa_logits": "paged_mqa_logits:_fp8_fp4_paged_mqa_logits",
+    "fp8_paged_mqa_logits": "paged_mqa_logits:_fp8_paged_mqa_logits",
+}
+# tessera.legacy's names, likewise (implementations in tessera.legacy, as _<name>).
+LEGACY_AWAITING_GPU = [
+    "m_grouped_bf16_gemm_nt_contiguous_tl", "m_grouped_bf16_gemm_nn_contiguous_tl",
+    "a_fused_m_grouped_bf16_gemm_nt_contiguous_tl", "a_fused_m_grouped_bf16_gemm_nn_contiguous_tl",
+    "a_fused_k_grouped_bf16_gemm_tn_contiguous_tl", "b_fused_k_grouped_bf16_gemm_tn_contiguous_tl",
 ]
+# Not implemented: Mega MoE is SM100-only in DeepGEMM; fused MoE on Hopper is a later family.
+NOT_IMPLEMENTED = ["fp8_fp4_mega_moe", "bf16_mega_moe"]
+
+_PENDING = list(AWAITING_GPU) + NOT_IMPLEMENTED
 
 
-def _make_pending(name, module="tessera"):
+def _make_pending(name, module="tessera", implementation=None):
+    reason = (f"implemented as tessera.{implementation.replace(':', '.')}, awaiting verification on a GPU"
+              if implementation else "not implemented in this version of tessera")
     def pending(*args, **kwargs):
-        raise NotImplementedError(f"{module}.{name}: not implemented yet in this version of tessera")
+        raise NotImplementedError(f"{module}.{name}: {reason}")
     pending.__name__ = name
     pending.__qualname__ = name
     return pending
 
 
 for _name in _PENDING:
-    globals()[_name] = _make_pending(_name)
+    globals()[_name] = _make_pending(_name, implementation=AWAITING_GPU.get(_name))
 
 __all__ = list(_PENDING)

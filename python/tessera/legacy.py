@@ -11,13 +11,9 @@ import torch
 from . import _C
 from ._C import InvalidArgument
 from ._args import check_tensor as _check
-from ._pending import _make_pending
+from ._pending import LEGACY_AWAITING_GPU, _make_pending
 
-__all__ = [
-    "m_grouped_bf16_gemm_nt_contiguous_tl", "m_grouped_bf16_gemm_nn_contiguous_tl",
-    "a_fused_m_grouped_bf16_gemm_nt_contiguous_tl", "a_fused_m_grouped_bf16_gemm_nn_contiguous_tl",
-    "a_fused_k_grouped_bf16_gemm_tn_contiguous_tl", "b_fused_k_grouped_bf16_gemm_tn_contiguous_tl",
-]
+__all__ = list(LEGACY_AWAITING_GPU)
 
 
 def _m_grouped_tl(a, b, d, m_indices, op="m_grouped_bf16_gemm_nt_contiguous_tl"):
@@ -111,4 +107,4 @@ def _b_fused_k_grouped_bf16_gemm_tn_contiguous_tl(a, b, d, handle, acc):
 
 
 for _name in __all__:
-    globals()[_name] = _make_pending(_name, "tessera.legacy")
+    globals()[_name] = _make_pending(_name, "tessera.legacy", f"legacy:_{_name}")
