@@ -16,28 +16,25 @@ namespace tessera::sm90::mqa {
 // The weighted sums of one thread's share of an m64nN FP32 accumulator (N = 8 * kChunks). The wgmma fragment gives
 // each thread two rows (r0, r1 = r0 + 8) and, per 8-column chunk i, the columns 8i + 2c and 8i + 2c + 1 (c = lane % 4):
 // acc[4i + e] is (r0, 8i + 2c + e), acc[4i + 2 + e] is (r1, 8i + 2c + e). w[2i + e] is the weight of that column.
-// Out: lin_r = sum w * s and abs_r = sum w * |s| over the thread's columns, for r0 and r1. Eight independent FFMA
-// chains (two per sum) keep the FMA pipe fed from a single warp.
+// Out: lin_r = sum w * s and abs_r = sum w * |s| over the thread's columns, for r0 and r1. The four sums are four
+// independent FFMA chains, enough for one warp to issue an FFMA every cycle (4-cycle dependent latency); more chains
+// cost registers the indexer's consumers do not have (112 each, beside 64 accumulators and 32 weights).
 template <int kChunks>
 TESSERA_DEVICE void weighted_relu_sums(const float (&acc)[kChunks * 4], const float (&w)[kChunks * 2], float& lin0,
                                        float& abs0, float& lin1, float& abs1) {
-    float l0[2] = {0.f, 0.f}, a0[2] = {0.f, 0.f}, l1[2] = {0.f, 0.f}, a1[2] = {0.f, 0.f};
+    lin0 = abs0 = lin1 = abs1 = 0.f;
 #pragma unroll
     for (int i = 0; i < kChunks; ++i) {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
             const float we = w[2 * i + e];
             const float s0 = acc[4 * i + e], s1 = acc[4 * i + 2 + e];
-            l0[e] = __fmaf_rn(s0, we, l0[e]);
-            a0[e] = __fmaf_rn(fabsf(s0), we, a0[e]);
-            l1[e] = __fmaf_rn(s1, we, l1[e]);
-            a1[e] = __fmaf_rn(fabsf(s1), we, a1[e]);
+            lin0 = __fmaf_rn(s0, we, lin0);
+            abs0 = __fmaf_rn(fabsf(s0), we, abs0);
+            lin1 = __fmaf_rn(s1, we, lin1);
+            abs1 = __fmaf_rn(fabsf(s1), we, abs1);
         }
     }
-    lin0 = l0[0] + l0[1];
-    abs0 = a0[0] + a0[1];
-    lin1 = l1[0] + l1[1];
-    abs1 = a1[0] + a1[1];
 }
 
 // lin + sign(scale) * abs: twice the weighted ReLU sum of the row before its scale (see the top of this file).

@@ -63,9 +63,14 @@ struct MqaLogitsKernel {
     static constexpr int kNumMathWarps = kNumMathThreads / 32;
     static constexpr int kAccRegs = kGroupCols / 2;     // m64n128 FP32 fragment per thread
     static constexpr int kWeightRegs = 32;              // weights of the thread's 32 columns (one per column pair)
-    // Registers: 128 x 32 + 512 x 120 = 64K, the whole file.
+    // Registers. setmaxnreg only moves registers within the CTA's pool, which holds what the launch allocated:
+    // __launch_bounds__(640, 1) gives every thread 96 (ptxas: 65536 / 640, rounded down to the allocation unit of 8;
+    // warps count in fours, one per SM sub-partition), 61440 in all. An .inc beyond what the .decs freed blocks
+    // forever, so the split must sum to at most that: 128 x 32 + 512 x 112 = 61440 (512 x 120 would need 65536, and
+    // six consumer warps would wait forever in setmaxnreg.inc).
+    static constexpr int kLaunchRegs = 65536 / (align_up(kNumThreads / 32, 4) * 32) / 8 * 8;
     static constexpr int kProducerRegs = 32;
-    static constexpr int kConsumerRegs = 120;
+    static constexpr int kConsumerRegs = 112;
 
     static constexpr uint32_t kGroupQBytes = kGroupCols * kHeadDim;
     static constexpr uint32_t kQBytes = kNumQGroups * kGroupQBytes;
@@ -79,6 +84,8 @@ struct MqaLogitsKernel {
     static_assert(kNumStages >= 2 && kNumStages <= 32, "KV ring stages");
     static_assert(kBlockQ <= kMaxBlockQ && kBlockQ <= 32, "the producer's lanes each read one query");
     static_assert(kWeightBytes == 1024, "the weights of a unit are 256 (query, head) floats");
+    static_assert(kProducerRegs * 128 + kConsumerRegs * kNumMathThreads <= kLaunchRegs * kNumThreads,
+                  "setmaxnreg split exceeds the CTA's register pool: the consumers' .inc would never return");
 
     struct Params {
         TmaDescriptor tensor_map_q;          // 4-D (D, 2, S, H/2), box (D, 2, kGroupQ, H/2), swizzle D bytes
@@ -324,25 +331,35 @@ struct MqaLogitsKernel {
                     sf0 = smem.scales[s][r0];
                     sf1 = smem.scales[s][r0 + 8];
                 }
-                // Every smem read of the stage is done: the producer may refill it while the reduction runs.
+                // Every smem read of the stage is done: the producer may refill it while the reduction runs. Lane 0's
+                // arrival (a release) orders only its own reads; __syncwarp orders the other lanes' plain loads of the
+                // scales before it, so the refill's TMA cannot overwrite a scale a lane has yet to read.
+                __syncwarp();
                 if (lane == 0) ptx::mbarrier_arrive(kv_empty0 + 8 * s);
                 ring.advance();
                 if (active) {
                     float lin0, abs0, lin1, abs1;
                     mqa::weighted_relu_sums<kAccRegs / 4>(acc, w, lin0, abs0, lin1, abs1);
-                    float v0 = mqa::relu_pair(lin0, abs0, sf0), v1 = mqa::relu_pair(lin1, abs1, sf1);
-                    if constexpr (kLanesPerQuery == 2) {
-                        v0 += __shfl_xor_sync(0xffffffffu, v0, 2);
-                        v1 += __shfl_xor_sync(0xffffffffu, v1, 2);
-                    }
-                    v0 = mqa::finish_logit(v0, sf0);
-                    v1 = mqa::finish_logit(v1, sf1);
+                    const float v0 = mqa::relu_pair(lin0, abs0, sf0), v1 = mqa::relu_pair(lin1, abs1, sf1);
                     const int32_t j0 = kv_begin + t * kBlockKv + r0, j1 = j0 + 8;
-                    store(j0 >= lo && j0 < hi && !upper_lane, out + j0, v0);
-                    store(j1 >= lo && j1 < hi && (kLanesPerQuery == 1 || upper_lane), out + j1, v1);
+                    if constexpr (kLanesPerQuery == 2) {
+                        // Each lane sends its partner the half the partner stores (the lower lane stores row r0, the
+                        // upper r1): one shuffle, and fewer live values than reducing both rows in both lanes. With the
+                        // four-chain head reduction this keeps the H = 64 consumers within their 112 registers (NVRTC
+                        // or NVCC spilled 4 bytes without either change).
+                        const float v = (upper_lane ? v1 : v0) + __shfl_xor_sync(0xffffffffu, upper_lane ? v0 : v1, 2);
+                        const int32_t j = upper_lane ? j1 : j0;
+                        store(j >= lo && j < hi, out + j, mqa::finish_logit(v, upper_lane ? sf1 : sf0));
+                    } else {
+                        store(j0 >= lo && j0 < hi, out + j0, mqa::finish_logit(v0, sf0));
+                        store(j1 >= lo && j1 < hi, out + j1, mqa::finish_logit(v1, sf1));
+                    }
                 }
             }
-            // Done with the Q stage (its wgmmas were waited for, its weights and metadata read).
+            // Done with the Q stage (its wgmmas were waited for, its weights and metadata read). As above, __syncwarp
+            // orders every lane's loads of the weights and metadata before lane 0's release (a unit without tiles has
+            // no other warp-wide synchronisation after them).
+            __syncwarp();
             if (lane == 0) ptx::mbarrier_arrive(ptx::smem_addr(&smem.q_empty[q_stage]));
             if (++q_stage == 2) q_stage = 0, q_phase ^= 1u;
         }
