@@ -43,6 +43,14 @@ struct Conditional<false, T, F> {
 template <bool kCond, class T, class F>
 using conditional_t = typename Conditional<kCond, T, F>::type;
 
+// Registers per thread of a one-CTA-per-SM launch of `threads` (what ptxas gives under __launch_bounds__(threads, 1):
+// the 64K-register file over the warps, counted in fours, in units of 8, at most 255). setmaxnreg only moves
+// registers within this CTA pool: a warp role's increase past what the others release waits forever.
+__host__ __device__ constexpr int launch_regs_per_thread(int threads) {
+    const int regs = 65536 / (align_up(threads / 32, 4) * 32) / 8 * 8;
+    return regs < 255 ? regs : 255;
+}
+
 }  // namespace tessera
 
 #define TESSERA_DEVICE __device__ __forceinline__

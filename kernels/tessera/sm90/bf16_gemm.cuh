@@ -92,6 +92,9 @@ struct Bf16GemmPolicy {
     // Registers: the producer warpgroup gives up what the consumers take (64K per SM: 128 x 40 + 256 x 232).
     static constexpr int kProducerLiveRegs = 40;
     static constexpr int kConsumerLiveRegs = kNumMathWarpgroups == 1 ? 248 : 232;
+    static_assert(kProducerLiveRegs * 128 + kConsumerLiveRegs * kNumMathThreads <=
+                      launch_regs_per_thread(kNumThreads) * kNumThreads,
+                  "the warp roles' registers must fit the CTA's launch pool, or setmaxnreg.inc waits forever");
 
     using Scheduler = prims::GemmScheduler<kKind, kBlockM, kBlockN, Config::kGroupSize, 1, true, 1, false, kBlockK>;
     using ConsumerScheduler =
