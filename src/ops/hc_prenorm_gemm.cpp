@@ -195,9 +195,9 @@ void tf32_hc_prenorm_gemm(const TensorRef& a, const TensorRef& b, const TensorRe
                   kOp,
                   ": argument 'd': expected rows and slices starting on 8-byte boundaries (even strides, 8-byte "
                   "aligned data) and a row stride below 2^32, got strides ", ops::strides_string(d), " at ", d.data);
-    TESSERA_CHECK(m <= std::numeric_limits<std::int32_t>::max() && k / heuristics::kHcBlockK <=
-                      std::numeric_limits<std::int32_t>::max(),
-                  kOp, ": argument 'a': expected M and K / 64 below 2^31, got shape ", ops::shape_string(a));
+    // Both are int32 TMA coordinates in the kernel (row m-block * 64, column k-block * 64).
+    TESSERA_CHECK(m <= std::numeric_limits<std::int32_t>::max() && k <= std::numeric_limits<std::int32_t>::max(),
+                  kOp, ": argument 'a': expected M and K below 2^31, got shape ", ops::shape_string(a));
     const std::int64_t grid = ops::ceil_div(m, heuristics::kHcBlockM) * std::max(num_splits, 1);
     TESSERA_CHECK(grid <= std::numeric_limits<std::int32_t>::max(), kOp,
                   ": argument 'num_splits': expected ceil(M / 64) * num_splits below 2^31, got ", grid);
@@ -216,8 +216,10 @@ void tf32_hc_prenorm_gemm(const TensorRef& a, const TensorRef& b, const TensorRe
     const heuristics::HcPrenormConfig& cfg = plan->config;
     using runtime::TmaSwizzle;
     HcPrenormParams params{};
+    // A single row's stride is never used and check_k_major accepts any: map it as packed (K % 64 == 0 keeps the
+    // 16-byte stride the tensor-map encoder requires).
     params.tensor_map_a = runtime::encode_tma_2d(
-        ops::map_2d(a.data, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, k, m, a.stride(0), heuristics::kHcBlockK,
+        ops::map_2d(a.data, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, k, m, m > 1 ? a.stride(0) : k, heuristics::kHcBlockK,
                     heuristics::kHcBlockM, TmaSwizzle::k128B));
     // B as TF32, DeepGEMM's choice for the same operand: 32 FP32 per 128-byte swizzle row, all N rows per box.
     params.tensor_map_b = runtime::encode_tma_2d(ops::map_2d(b.data, CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, 4, k, n,

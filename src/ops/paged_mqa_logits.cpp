@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <limits>
 #include <utility>
 #include <mutex>
 #include <unordered_map>
@@ -198,6 +199,9 @@ void fp8_paged_mqa_logits(const TensorRef& q, const TensorRef& kv_cache, const T
         throw Unsupported(detail::str_cat(kOp, ": argument 'q': head dim ", dim, "; this kernel takes 128"));
     ops::check_contiguous({kOp, "q"}, q);
     const std::int64_t rows = batch * next_n, n = next_n * heads;
+    // The kernel addresses Q's rows (sequence b starts at row b * next_n * heads) with int32 TMA coordinates.
+    TESSERA_CHECK(rows * heads <= std::numeric_limits<std::int32_t>::max(), kOp, ": argument 'q': expected batch * "
+                  "next_n * heads below 2^31 (TMA row coordinates), got shape ", ops::shape_string(q));
 
     const Arg kv{kOp, "kv_cache"};
     ops::check_dtype(kv, kv_cache, {DType::kUInt8});

@@ -121,9 +121,14 @@ struct PagedMqaLogitsKernel {
     static constexpr uint32_t kPageTx = kPageBytes + kPageTokens * 4;  // FP8 tokens + FP32 scales
     static constexpr uint32_t kQTx = kQBytes + kN * 4;                 // queries + weights
     static constexpr int kElemBytes = kOutBf16 ? 2 : 4;
-    // Registers: the producer warpgroup gives up what the consumers take (64K per SM).
+    // Registers: the producer warpgroup gives up what the consumers take. setmaxnreg only moves registers inside the
+    // CTA's own pool, the launch allocation: __launch_bounds__(kNumThreads, 1) gives the entry 65536 / kNumThreads
+    // rounded down to a multiple of 8 per thread (ptxas: 168 for 384 threads, 96 for 640), not the whole 64K file. A
+    // split that asks for more than the producer frees leaves some consumer warpgroup's setmaxnreg.inc waiting
+    // forever (e.g. four math warpgroups at 56 / 112 would ask 64512 of the 61440 allocated).
+    static constexpr int kLaunchRegs = 65536 / kNumThreads / 8 * 8;
     static constexpr int kProducerRegs = 56;
-    static constexpr int kConsumerRegs = kNumMathWarpgroups == 2 ? 224 : 112;
+    static constexpr int kConsumerRegs = kNumMathWarpgroups == 2 ? 224 : 104;
 
     static_assert(kNextN == 1 || kNextN == 2, "SM90 paged MQA logits: next_n 1 or 2");
     static_assert(kNumHeads == 32 || kNumHeads == 64, "SM90 paged MQA logits: 32 or 64 heads");
@@ -131,7 +136,8 @@ struct PagedMqaLogitsKernel {
     static_assert(kNumMathWarpgroups == 2 || kNumMathWarpgroups == 4, "2 or 4 math warpgroups");
     static_assert(kNumStages % kNumMathWarpgroups == 0, "each stage belongs to one math warpgroup");
     static_assert(kNumQStages >= 2 && kNumQStages <= 8, "Q slots");
-    static_assert(kProducerRegs * 128 + kConsumerRegs * kNumMathThreads <= 65536, "register budget of the SM");
+    static_assert(kProducerRegs * 128 + kConsumerRegs * kNumMathThreads <= kLaunchRegs * kNumThreads,
+                  "setmaxnreg split exceeds the CTA's launch register allocation (the consumers would never get it)");
 
     struct Params {
         TmaDescriptor kv_map;          // uint8 (D, 64, num_blocks), strides (D, page_stride); box (D, 64, 1), SW128
