@@ -68,7 +68,7 @@ struct MqaLogitsKernel {
     // warps count in fours, one per SM sub-partition), 61440 in all. An .inc beyond what the .decs freed blocks
     // forever, so the split must sum to at most that: 128 x 32 + 512 x 112 = 61440 (512 x 120 would need 65536, and
     // six consumer warps would wait forever in setmaxnreg.inc).
-    static constexpr int kLaunchRegs = 65536 / (align_up(kNumThreads / 32, 4) * 32) / 8 * 8;
+    static constexpr int kLaunchRegs = launch_regs_per_thread(kNumThreads);
     static constexpr int kProducerRegs = 32;
     static constexpr int kConsumerRegs = 112;
 

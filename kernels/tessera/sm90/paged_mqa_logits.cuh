@@ -126,7 +126,7 @@ struct PagedMqaLogitsKernel {
     // rounded down to a multiple of 8 per thread (ptxas: 168 for 384 threads, 96 for 640), not the whole 64K file. A
     // split that asks for more than the producer frees leaves some consumer warpgroup's setmaxnreg.inc waiting
     // forever (e.g. four math warpgroups at 56 / 112 would ask 64512 of the 61440 allocated).
-    static constexpr int kLaunchRegs = 65536 / kNumThreads / 8 * 8;
+    static constexpr int kLaunchRegs = launch_regs_per_thread(kNumThreads);
     static constexpr int kProducerRegs = 56;
     static constexpr int kConsumerRegs = kNumMathWarpgroups == 2 ? 224 : 104;
 
