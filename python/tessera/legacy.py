@@ -32,8 +32,14 @@ def _a_fused_m_grouped_tl(a, b, d, mappings):
                               f"{m_indices.numel()} and {m_row_indices.numel()}")
     if d.size(0) == 0:
         return
-    rows = a.index_select(0, m_row_indices.clamp(min=0).long())
-    _m_grouped_tl(rows, b, d, m_indices, op)
+    # A negative row index reads a zero row (the product row is 0 even where m_indices names an expert), not a[0].
+    _m_grouped_tl(_gather_rows(a, m_row_indices.long()), b, d, m_indices, op)
+
+
+def _gather_rows(x, idx):
+    """x's rows idx[i], a zero row where idx[i] < 0."""
+    out = x.index_select(0, idx.clamp(min=0))
+    return torch.where((idx >= 0).unsqueeze(1), out, torch.zeros_like(out))
 
 
 def _k_grouped_tl(op, a, b, d, handle, acc, fused):
@@ -48,12 +54,8 @@ def _k_grouped_tl(op, a, b, d, handle, acc, fused):
     index = torch.cat([torch.arange(s, s + k, device=a.device) for s, k in zip(starts, ks)] or
                       [torch.zeros(0, dtype=torch.long, device=a.device)])
     gathered = k_indices.index_select(0, index).long()
-
-    def rows(x, idx):
-        out = x.index_select(0, idx.clamp(min=0))
-        return torch.where((idx >= 0).unsqueeze(1), out, torch.zeros_like(out))
-    a_g = rows(a, gathered) if fused == "a" else a.index_select(0, index)
-    b_g = rows(b, gathered) if fused == "b" else b.index_select(0, index)
+    a_g = _gather_rows(a, gathered) if fused == "a" else a.index_select(0, index)
+    b_g = _gather_rows(b, gathered) if fused == "b" else b.index_select(0, index)
     _check(op, "d", d, (torch.float32, torch.bfloat16), ndim=3)
     out = d if d.dtype == torch.float32 else d.float()
     if not acc:

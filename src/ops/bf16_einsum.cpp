@@ -3,11 +3,13 @@
 // reduce-add FP32 sums into d (or into a zeroed workspace, then rounded into a BF16 d).
 #include "tessera/einsum.hpp"
 
+#include <cstdint>
 #include <limits>
 #include <utility>
 
 #include "ops/bf16_gemm_common.hpp"
 #include "ops/validate.hpp"
+#include "runtime/device.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/tensor_map.hpp"
 #include "tessera/error.hpp"
@@ -60,6 +62,9 @@ void launch_cast(const TensorRef& src, const TensorRef& d, Stream stream, int de
 
 // Zeros over a contiguous tensor of FP32 or BF16 elements (an even count).
 void zero_fill(const TensorRef& t, Stream stream) {
+    // The driver call runs in the current context, which nothing on this path has made t's device's (the plan
+    // cache makes it current only when it builds a plan; the s == 0 path builds none).
+    runtime::make_current(t.device.index);
     TESSERA_CU_CHECK(runtime::driver().cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(t.data), 0,
                                                         static_cast<std::size_t>(t.numel() * dtype_size(t.dtype) / 4),
                                                         static_cast<CUstream>(stream)));
@@ -129,9 +134,14 @@ void bf16_bmk_bnk_mn(const TensorRef& a, const TensorRef& b, const TensorRef& d,
     ops::check_dtype({op, "a"}, a, {DType::kBFloat16});
     ops::check_dtype({op, "b"}, b, {DType::kBFloat16});
     ops::check_dtype({op, "d"}, d, {DType::kBFloat16, DType::kFloat32});
-    for (auto [name, t] : {std::pair<const char*, const TensorRef*>{"a", &a}, {"b", &b}, {"d", &d}})
-        ops::check_contiguous({op, name}, *t);
     const std::int64_t s = a.size(0), m = a.size(1), k = a.size(2), n = b.size(1);
+    // 16-byte aligned bases: a and b are read through TMA maps, d through one (FP32) or the cast kernel's 16-byte
+    // stores (BF16), and zeroed by 32-bit memsets.
+    for (auto [name, t] : {std::pair<const char*, const TensorRef*>{"a", &a}, {"b", &b}, {"d", &d}}) {
+        ops::check_contiguous({op, name}, *t);
+        TESSERA_CHECK(reinterpret_cast<std::uintptr_t>(t->data) % 16 == 0 || (t != &d && s == 0), op,
+                      ": argument '", name, "': expected a 16-byte aligned data pointer (TMA), got ", t->data);
+    }
     TESSERA_CHECK(b.size(0) == s && b.size(2) == k, op, ": argument 'b': expected [", s, ", N, ", k,
                   "] (batch and K from a), got shape ", ops::shape_string(b));
     TESSERA_CHECK(d.size(0) == m && d.size(1) == n, op, ": argument 'd': expected [", m, ", ", n, "], got shape ",
@@ -155,6 +165,9 @@ void bf16_bmk_bnk_mn(const TensorRef& a, const TensorRef& b, const TensorRef& d,
         ops::check_contiguous({op, "workspace"}, *workspace);
         TESSERA_CHECK(workspace->numel() >= m * n, op, ": argument 'workspace': expected at least ", m * n,
                       " elements, got shape ", ops::shape_string(*workspace));
+        TESSERA_CHECK(reinterpret_cast<std::uintptr_t>(workspace->data) % 16 == 0, op,
+                      ": argument 'workspace': expected a 16-byte aligned data pointer (TMA, the cast's 16-byte "
+                      "loads), got ", workspace->data);
     }
     if (s == 0) {  // an empty sum: d = c, or 0
         if (c != nullptr) ops::copy_c_into_d(*c, d, stream);

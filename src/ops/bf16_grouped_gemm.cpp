@@ -195,14 +195,19 @@ void k_grouped(const char* kOp, const TensorRef& a, const TensorRef& b, const Te
     TESSERA_CHECK(d.is_contiguous(), kOp, ": argument 'd': expected a contiguous tensor, got strides ",
                   ops::strides_string(d));
     if (m == 0 || n == 0) return;
-    for (auto [name, t] : {std::pair<const char*, const TensorRef*>{"a", &a}, {"b", &b}})
+    for (auto [name, t] : {std::pair<const char*, const TensorRef*>{"a", &a}, {"b", &b}}) {
         TESSERA_CHECK(t->stride(1) == 1 && (t->stride(0) * 2) % 16 == 0, kOp, ": argument '", name,
                       "': expected row-major [sum K, MN] with 16-byte rows (MN-major), got strides ",
                       ops::strides_string(*t));
+        TESSERA_CHECK(reinterpret_cast<std::uintptr_t>(t->data) % 16 == 0 || sum == 0, kOp, ": argument '", name,
+                      "': expected a 16-byte aligned data pointer (TMA), got ", t->data);
+    }
     ops::check_bf16_output(kOp, d, n);
     ops::check_c(kOp, c, d);
-    ops::copy_c_into_d(c, d, stream);
-    if (sum == 0) return;  // every group empty: D = C
+    if (sum == 0) {  // every group empty: D = C
+        ops::copy_c_into_d(c, d, stream);
+        return;
+    }
     const int device = a.device.index;
     const ops::Bf16PlanKey key{m,  n,      ops::kKGroupedPlanK, true, true, true, true, ops::GemmKind::kKGrouped,
                                static_cast<int>(groups), 0, ops::plan_num_sms(device), device,
@@ -227,6 +232,9 @@ void k_grouped(const char* kOp, const TensorRef& a, const TensorRef& b, const Te
     std::vector<std::uint64_t> params(bytes / 8, 0);
     std::memcpy(params.data(), &base, sizeof(base));
     std::memcpy(reinterpret_cast<unsigned char*>(params.data()) + sizeof(base), tail.data(), 4 * tail.size());
+    // C goes into D only now: planning (the JIT build) and the map encodings above may still throw, and a rejected
+    // call must leave d untouched.
+    ops::copy_c_into_d(c, d, stream);
     ops::launch_bf16_gemm(plan, params.data(), bytes, stream, device);
 }
 

@@ -5,6 +5,7 @@
 #include "tessera/cublaslt.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <memory>
@@ -45,7 +46,9 @@ const DeviceState& device_state(int device) {
     runtime::make_current(device);
     DeviceState s;
     check(lt().cublasLtCreate(&s.handle), "cublasLtCreate");
-    TESSERA_CU_CHECK(runtime::driver().cuMemAlloc(&s.workspace, kWorkspaceBytes));
+    // Under DG_USE_TEMP_CUBLASLT_WORKSPACE every call allocates its own: none is held.
+    if (!options().cublaslt_temp_workspace)
+        TESSERA_CU_CHECK(runtime::driver().cuMemAlloc(&s.workspace, kWorkspaceBytes));
     return states.emplace(device, s).first->second;
 }
 
@@ -129,6 +132,13 @@ void lt_matmul(const char* op, const LtCall& p, Stream stream) {
     check(lt().cublasLtMatmulPreferenceSetAttribute(desc.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                     &workspace_bytes, sizeof(workspace_bytes)),
           "MatmulPreferenceSetAttribute");
+    // Split-K partial sums reduced in FP32 (or not split): the default mask also admits reductions in the output
+    // type (BF16 partials, below the FP32 accumulation the contract states) and in place in d. DeepGEMM's wrapper
+    // restricts the heuristic the same way, so both time the same family of cuBLAS kernels.
+    const std::uint32_t reduction_schemes = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    check(lt().cublasLtMatmulPreferenceSetAttribute(desc.pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                                    &reduction_schemes, sizeof(reduction_schemes)),
+          "MatmulPreferenceSetAttribute");
     const cublasLtHandle_t handle = p.handle != nullptr ? static_cast<cublasLtHandle_t>(p.handle) : state.handle;
     cublasLtMatmulHeuristicResult_t heuristic{};
     int found = 0;
@@ -144,7 +154,7 @@ void lt_matmul(const char* op, const LtCall& p, Stream stream) {
     const CUstream cu_stream = static_cast<CUstream>(stream);
     // The held workspace, or (DG_USE_TEMP_CUBLASLT_WORKSPACE) one allocated in stream order for this call only.
     CUdeviceptr workspace = state.workspace;
-    if (options().cublaslt_temp_workspace)
+    if (workspace == 0)
         TESSERA_CU_CHECK(runtime::driver().cuMemAllocAsync(&workspace, kWorkspaceBytes, cu_stream));
     const cublasStatus_t status =
         lt().cublasLtMatmul(handle, desc.desc, &alpha, b.data, layouts.items[0], a.data, layouts.items[1], &beta,

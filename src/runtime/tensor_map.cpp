@@ -24,13 +24,13 @@ CUtensorMap encode_uncached(const TmaDesc2d& d, std::uint64_t depth = 1, std::ui
     const cuuint64_t row_bytes = (d.inner * d.element_bytes + 15) / 16 * 16;
     const cuuint64_t outer_stride =
         d.outer > 1 ? d.outer_stride_bytes : std::max<cuuint64_t>(d.outer_stride_bytes, row_bytes);
-    const cuuint64_t strides[2] = {outer_stride,
-                                   depth > 1 ? depth_stride_bytes
-                                             : std::max<cuuint64_t>(depth_stride_bytes, outer_stride * d.outer)};
+    // One repeat is never stepped over, so its stride is free: the caller's (a size-1 batch dimension may carry any
+    // stride, not necessarily a 16-byte multiple) is replaced by the packed one, which the driver accepts.
+    const cuuint64_t strides[2] = {outer_stride, depth > 1 ? depth_stride_bytes : outer_stride * d.outer};
     const cuuint32_t box[3] = {d.box_inner, d.box_outer, 1};
     const cuuint32_t elem_strides[3] = {1, 1, 1};
     const cuuint32_t rank = depth_stride_bytes > 0 || depth > 1 ? 3 : 2;
-    TESSERA_ASSERT(rank == 2 || depth_stride_bytes % 16 == 0);
+    TESSERA_ASSERT(depth == 1 || depth_stride_bytes % 16 == 0);
     TESSERA_CU_CHECK(driver().cuTensorMapEncodeTiled(&map, d.dtype, rank, const_cast<void*>(d.base), dims, strides, box,
                                                      elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                                                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
