@@ -29,7 +29,7 @@ void m_grouped_bf16_gemm_nt_contiguous(const TensorRef& a, const TensorRef& b, c
 void m_grouped_bf16_gemm_nt_masked(const TensorRef& a, const TensorRef& b, const TensorRef& d,
                                    const TensorRef& masked_m, std::int64_t expected_m, Stream stream);
 
-// k-grouped weight gradient (TN): d[g] [M, N] FP32 = c[g] + a_gᵀ · b_g for each group g, where a [sum K, M] and b
+// k-grouped weight gradient (TN): d[g] [M, N] (FP32, or BF16: the tiles added in BF16) = c[g] + a_gᵀ · b_g for each group g, where a [sum K, M] and b
 // [sum K, N] are row-major and group g holds rows [k_0 + ... + k_{g-1}, + k_g) of both; ks (host) gives each k_g, a
 // multiple of 128 (0: D[g] = C[g]), ks_tensor the same on the device; c may be d itself.
 void k_grouped_bf16_gemm_tn_contiguous(const TensorRef& a, const TensorRef& b, const TensorRef& d, const TensorRef& c,

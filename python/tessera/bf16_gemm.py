@@ -74,13 +74,13 @@ def _m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, compiled_dims=
 
 def _k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, compiled_dims="mn",
                                        use_psum_layout=False):
-    """D[g] = C[g] + A_gᵀ @ B_g (FP32) with a [sum K, M], b [sum K, N] row-major BF16 and group g the rows
+    """D[g] = C[g] + A_gᵀ @ B_g (FP32, or BF16) with a [sum K, M], b [sum K, N] row-major BF16 and group g the rows
     [k_0 + ... + k_{g-1}, + k_g) of both; ks_cpu lists each k_g (multiples of 128), grouped_layout holds them on the
     device. c is required (it may be d itself); an empty group leaves C."""
     op = "k_grouped_bf16_gemm_tn_contiguous"
     _check(op, "a", a, (torch.bfloat16,))
     _check(op, "b", b, (torch.bfloat16,))
-    _check(op, "d", d, (torch.float32,), ndim=3)
+    _check(op, "d", d, (torch.float32, torch.bfloat16), ndim=3)
     if use_psum_layout:
         raise InvalidArgument(f"{op}: argument 'use_psum_layout': the psum layout is SM100-only; SM90 takes ks_cpu")
     if not isinstance(ks_cpu, (list, tuple)) or not ks_cpu:
@@ -88,7 +88,7 @@ def _k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, 
     if c is None:
         raise InvalidArgument(f"{op}: argument 'c': expected a tensor (D = C + A·B accumulates; it may be d itself), "
                               f"got None")
-    _check(op, "c", c, (torch.float32,), ndim=3)
+    _check(op, "c", c, (d.dtype,), ndim=3)
     if tuple(c.shape) != tuple(d.shape):
         raise InvalidArgument(f"{op}: argument 'c': expected shape {tuple(d.shape)} (that of d), got {tuple(c.shape)}")
     _C.k_grouped_bf16_gemm_tn_contiguous(a, b, d, c, [int(k) for k in ks_cpu], grouped_layout)

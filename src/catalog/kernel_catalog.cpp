@@ -95,6 +95,8 @@ std::vector<jit::KernelSpec> bf16_specs(int num_sms) {
         heuristics::Bf16GemmProblem p{m, n, ops::kKGroupedPlanK, true, true, true, true};
         p.num_groups = groups;
         add(p, ops::GemmKind::kKGrouped);
+        p.out_f32 = false;  // BF16 D: tiles reduce-added in BF16
+        add(p, ops::GemmKind::kKGrouped);
     }
     // einsum over DeepGEMM's test shapes: 'bhr,hdr->bhd' (B K-major) and 'bhd,hdr->bhr' (B MN-major) batched over
     // the heads, and 'bmk,bnk->mn' summed over the batch.

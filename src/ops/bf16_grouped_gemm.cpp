@@ -175,7 +175,7 @@ void k_grouped(const char* kOp, const TensorRef& a, const TensorRef& b, const Te
     ops::check_ndim({kOp, "d"}, d, {3});
     ops::check_dtype({kOp, "a"}, a, {DType::kBFloat16});
     ops::check_dtype({kOp, "b"}, b, {DType::kBFloat16});
-    ops::check_dtype({kOp, "d"}, d, {DType::kFloat32});
+    ops::check_dtype({kOp, "d"}, d, {DType::kFloat32, DType::kBFloat16});
     const std::int64_t total_k = a.size(0), m = a.size(1), n = b.size(1);
     const std::int64_t groups = static_cast<std::int64_t>(ks.size());
     TESSERA_CHECK(groups > 0 && groups <= kMaxKGroups, kOp, ": argument 'ks_cpu': expected 1 to ", kMaxKGroups,
@@ -209,7 +209,8 @@ void k_grouped(const char* kOp, const TensorRef& a, const TensorRef& b, const Te
         return;
     }
     const int device = a.device.index;
-    const ops::Bf16PlanKey key{m,  n,      ops::kKGroupedPlanK, true, true, true, true, ops::GemmKind::kKGrouped,
+    const bool out_f32 = d.dtype == DType::kFloat32;
+    const ops::Bf16PlanKey key{m,  n,      ops::kKGroupedPlanK, true, true, out_f32, true, ops::GemmKind::kKGrouped,
                                static_cast<int>(groups), 0, ops::plan_num_sms(device), device,
                                options().block_n_multiple, family};
     const ops::Bf16Plan& plan = ops::bf16_plan(key, kOp);

@@ -203,11 +203,12 @@ def test_masked_rows_past_masked_m_untouched(groups, m_max, n, k, expected):
 
 @pytest.mark.parametrize("m,n,ks", [(4096, 7168, [1024, 0, 2048, 384]), (256, 512, [128, 0, 256]),
                                     (200, 264, [256, 128, 640]), (640, 1152, [0, 0])])
-def test_k_grouped_tn_accumulates_into_c(m, n, ks):
+@pytest.mark.parametrize("out", [torch.float32, torch.bfloat16])
+def test_k_grouped_tn_accumulates_into_c(m, n, ks, out):
     total = sum(ks)
     a = torch.randn(total, m, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(total, n, device="cuda", dtype=torch.bfloat16)
-    c = torch.randn(len(ks), m, n, device="cuda", dtype=torch.float32)
+    c = torch.randn(len(ks), m, n, device="cuda", dtype=out)
     ref = c.double().clone()
     start = 0
     for grp, k in enumerate(ks):
@@ -219,4 +220,5 @@ def test_k_grouped_tn_accumulates_into_c(m, n, ks):
         if k == 0:
             assert torch.equal(d[grp], c[grp]), "an empty group must leave C"
         else:
-            assert calc_diff(d[grp], ref[grp]) < 1e-5
+            # BF16 D: the tile and C are added in BF16 (two roundings, ~2^-9 relative each)
+            assert calc_diff(d[grp], ref[grp]) < (1e-5 if out == torch.float32 else 1e-4)

@@ -102,6 +102,13 @@ TESSERA_DEVICE void red_global_add_v2_if(bool pred, float* ptr, float x, float y
                  : "memory");
 }
 
+// wraps @p red.global.add.noftz.bf16x2 (two BF16 sums, each rounded to BF16; sm_90)
+TESSERA_DEVICE void red_global_add_bf16x2_if(bool pred, void* ptr, uint32_t packed) {
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n @p red.global.add.noftz.bf16x2 [%0], %1;\n}" ::"l"(ptr),
+                 "r"(packed), "r"(static_cast<uint32_t>(pred))
+                 : "memory");
+}
+
 // Stream-K partial sums in global memory: written by one CTA, read by another within the same kernel, so both sides
 // go through L2 (.cg), not the non-coherent or L1 paths.
 TESSERA_DEVICE void st_global_cg_v4(float* ptr, float x, float y, float z, float w) {

@@ -105,8 +105,8 @@ struct Bf16GemmPolicy {
     static_assert(kBlockN % 16 == 0 && kBlockN >= 16 && kBlockN <= 256, "wgmma N: a multiple of 16 up to 256");
     static_assert(!kTransB || kBlockN % 64 == 0, "MN-major B comes in 64-column boxes");
     static_assert(kNumStages >= 2, "the k-block loop keeps one stage in flight while it waits for the next");
-    static_assert(!kKGrouped || (kTransA && kTransB && kOutF32 && kReduceAdd),
-                  "k-grouped BF16 (TN): MN-major A [sum K][M] and B [sum K][N], FP32 D[g] = C[g] + A_gᵀ B_g");
+    static_assert(!kKGrouped || (kTransA && kTransB && kReduceAdd),
+                  "k-grouped BF16 (TN): MN-major A [sum K][M] and B [sum K][N], D[g] = C[g] + A_gᵀ B_g (FP32 or BF16)");
     static_assert(!kMGrouped || (!kTransA && !kOutF32 && !kReduceAdd),
                   "m-grouped BF16: K-major A, BF16 D stored (not accumulated)");
     static_assert(!kBatched || (!kTransA && !kReduceAdd), "batched BF16: K-major A, D stored through its 3-D map");

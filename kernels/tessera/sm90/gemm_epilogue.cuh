@@ -96,9 +96,12 @@ struct GemmEpilogue {
                     // descriptors through vector registers (masked 128x144: 16 R2UR per k-block, ~10 % slower).
                     const bool ok = row_ok && col < n;
                     const float x = acc[w][c * 4 + 2 * h], y = acc[w][c * 4 + 2 * h + 1];
-                    static_assert(kOutF32 == kReduceAdd, "direct row stores: BF16 stored or FP32 reduce-added");
-                    if constexpr (kReduceAdd) {
+                    static_assert(!kOutF32 || kReduceAdd, "direct row stores: BF16 stored, or reduce-added");
+                    if constexpr (kReduceAdd && kOutF32) {
                         ptx::red_global_add_v2_if(ok, static_cast<float*>(p.d) + row_offset + d_col(col), x, y);
+                    } else if constexpr (kReduceAdd) {  // BF16 D accumulated (the BF16 kernel's k-grouped tiles)
+                        ptx::red_global_add_bf16x2_if(ok, static_cast<uint16_t*>(p.d) + row_offset + d_col(col),
+                                                      ptx::pack_bf16x2(x, y));
                     } else {
                         ptx::st_global_b32_if(ok, static_cast<uint16_t*>(p.d) + row_offset + d_col(col),
                                               ptx::pack_bf16x2(x, y));
