@@ -81,7 +81,9 @@ def test_k_grouped_arguments_are_checked_before_the_kernel():
         f(a, b, d, ks, layout, c=d, use_psum_layout=True)
     with pytest.raises(tessera.InvalidArgument, match="argument 'ks_cpu': expected a non-empty list"):
         f(a, b, d, [], layout, c=d)
-    with pytest.raises(tessera.TypeMismatch, match="argument 'd': expected dtype float32"):
+    with pytest.raises(tessera.TypeMismatch, match="argument 'd': expected dtype float32 or bfloat16, got float16"):
+        f(a, b, d.to(torch.float16), ks, layout, c=d)
+    with pytest.raises(tessera.TypeMismatch, match="argument 'c': expected dtype bfloat16, got float32"):
         f(a, b, d.to(torch.bfloat16), ks, layout, c=d)
     with pytest.raises(tessera.InvalidArgument, match="k_grouped_bf16_gemm_tn_contiguous: argument 'a': expected a "
                                                       "CUDA tensor"):
