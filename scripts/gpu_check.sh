@@ -7,6 +7,8 @@
 #                                    10-minute device call). acceptance: DeepGEMM's own test files against tessera
 #                                    (tools/deepgemm_tests.py), from the checkout in peer/DeepGEMM
 #   SUITES="..."                     the bench/run.py suites (default: fp8, the five FP8 suites)
+#   GPU_TESTS="test_a_gpu.py ..."    the tests step runs only these files of tests/python (and the C++ GPU tests), so
+#                                    that a family's tests fit one device call (default: every GPU test, via ctest)
 #
 # bench/run.py measures DeepGEMM in the same process when it can import it. A DeepGEMM checkout in peer/DeepGEMM is
 # built first (bench/peer/build.sh, in the background while the tests run) unless it is built already; while the
@@ -115,7 +117,12 @@ if step build build.log bash -c "cmake -S . -B $BUILD -G Ninja -DTESSERA_WERROR=
          "$PY" bench/run.py "${suites[@]}" --reps 10 >"$OUT/bench_warm.log" 2>&1) &
         warm_pid=$!
     fi
-    has tests && step gpu-tests gpu_tests.log ctest --test-dir "$BUILD" -L gpu -V
+    if has tests && [ -n "${GPU_TESTS:-}" ]; then
+        step gpu-tests gpu_tests.log bash -c "$BUILD/tests/tessera_gpu_tests && cd tests/python && \
+            $PY -m pytest -m gpu -q -rs -p no:cacheprovider --durations=15 $GPU_TESTS"
+    elif has tests; then
+        step gpu-tests gpu_tests.log ctest --test-dir "$BUILD" -L gpu -V
+    fi
     has sanitizers && step sanitizers sanitizers.log sanitizers
     has acceptance && [ -d peer/DeepGEMM/tests ] && step acceptance acceptance.log acceptance
     if [ -n "$warm_pid" ]; then wait "$warm_pid"; fi
