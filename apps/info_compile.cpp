@@ -26,12 +26,14 @@ int info(const Args&) {
     return 0;
 }
 
-// One kernel to build: a layout kernel, or the planned kernel of an FP8 problem (label: where it came from).
+// One kernel to build: a layout kernel, the planned kernel of an FP8 problem, or another family's kernel by its spec
+// line (label: where it came from).
 struct Job {
     std::string label;
     bool layout = false;
     aot::Fp8Problem problem;
     std::string kernel;  // the planned spec, to build each kernel once
+    bool by_spec = false;
 };
 
 // The FP8 problems of --fp8 and --shapes, each checked and planned; a bad one stops the command (exit 2, one line)
@@ -47,7 +49,7 @@ void add_problem(std::vector<Job>& jobs, const std::string& where, const std::st
     }
     job.label = aot::to_string(job.problem);
     for (const Job& j : jobs)
-        if (!j.layout && j.kernel == job.kernel) return;  // another problem plans the same kernel
+        if (!j.layout && !j.by_spec && j.kernel == job.kernel) return;  // another problem plans the same kernel
     jobs.push_back(job);
 }
 
@@ -109,6 +111,13 @@ int compile(const Args& args) {
         const aot::Suite suite = aot::suite(suite_name, num_sms);
         for (const std::string& name : suite.layout_kernels) jobs.push_back({name, true, {}, ""});
         for (const aot::Fp8Problem& p : suite.fp8_problems) add_problem(jobs, "", aot::to_string(p), num_sms);
+        for (const std::string& spec : suite.kernel_specs) {
+            Job job;
+            job.label = spec.substr(0, spec.find('{'));
+            job.kernel = spec;
+            job.by_spec = true;
+            jobs.push_back(job);
+        }
     }
     for (const std::string& p : problems) add_problem(jobs, "", p, num_sms);
     for (const std::string& f : shape_files) add_shapes_file(jobs, f, num_sms);
@@ -129,8 +138,9 @@ int compile(const Args& args) {
             char count[32];
             std::snprintf(count, sizeof(count), "[%d/%zu]", done, total);
             try {
-                const aot::CompiledKernel k = job.layout ? aot::compile_layout_kernel(job.label, kind)
-                                                         : aot::compile_fp8(job.problem, kind);
+                const aot::CompiledKernel k = job.layout    ? aot::compile_layout_kernel(job.label, kind)
+                                              : job.by_spec ? aot::compile_spec(job.kernel, kind)
+                                                            : aot::compile_fp8(job.problem, kind);
                 if (k.from_cache) {
                     ++cached;
                     std::printf("%s %7.1f s  %-5s cached                           %s  %s\n", count, elapsed(),
@@ -187,7 +197,9 @@ const Command& compile_command() {
         "\n"
         "  --compiler C      nvrtc, nvcc or both (default: TESSERA_JIT_COMPILER, else nvrtc)\n"
         "  --suite S         a named suite: layout, fp8_gemm (DeepGEMM's dense benchmark shapes), fp8_grouped (its\n"
-        "                    grouped shapes) or all; the default when no --fp8 or --shapes is given is all\n"
+        "                    grouped shapes), bf16 (BF16 GEMMs and einsum on its test shapes), hc_prenorm, indexer\n"
+        "                    (MQA logits, paged MQA logits, skip-head-mid, fp8_einsum) or all; the default when no\n"
+        "                    --fp8 or --shapes is given is all\n"
         "  --fp8 PROBLEM     the planned kernel of one FP8 GEMM problem; repeatable. PROBLEM is KIND:MxNxK[:G[:E]]:\n"
         "                      dense:MxNxK         fp8_gemm_nt, 1D2D (BF16 out)\n"
         "                      wgrad:MxNxK         fp8_gemm_nt, 1D1D (FP32 out)\n"

@@ -79,12 +79,19 @@ std::vector<std::string> layout_kernel_names();
 // Throws InvalidArgument for a name not in layout_kernel_names().
 CompiledKernel compile_layout_kernel(std::string_view name, CompilerKind compiler, const std::string& cache_dir = {});
 
+// Compiles the kernel of a spec line, as `tessera compile` prints them ("bf16_gemm{kBlockM=128,...}"), into the disk
+// cache (cache_dir as for compile_fp8). Throws InvalidArgument for a malformed line or an unknown family, and what
+// compile_fp8 throws.
+CompiledKernel compile_spec(std::string_view spec, CompilerKind compiler, const std::string& cache_dir = {});
+
 // The named suites of `tessera compile --suite`: "layout", "fp8_gemm" (DeepGEMM's dense benchmark shapes),
-// "fp8_grouped" (its grouped shapes) and "all".
+// "fp8_grouped" (its grouped shapes), "bf16" (the BF16 GEMMs and einsum on DeepGEMM's test shapes), "hc_prenorm",
+// "indexer" (MQA logits, paged MQA logits, skip-head-mid, fp8_einsum) and "all".
 std::vector<std::string> suite_names();
 struct Suite {
     std::vector<std::string> layout_kernels;
     std::vector<Fp8Problem> fp8_problems;  // planned for the num_sms given to suite()
+    std::vector<std::string> kernel_specs;  // the other families' kernels, as spec lines for compile_spec
 };
 // Throws InvalidArgument for a name not in suite_names().
 Suite suite(std::string_view name, int num_sms = kH200NumSms);

@@ -170,7 +170,17 @@ CompiledKernel compile_layout_kernel(std::string_view name, CompilerKind compile
         detail::str_cat("compile_layout_kernel: argument 'name': expected one of ", names, ", got '", name, "'"));
 }
 
-std::vector<std::string> suite_names() { return {"layout", "fp8_gemm", "fp8_grouped", "all"}; }
+CompiledKernel compile_spec(std::string_view line, CompilerKind compiler, const std::string& cache_dir) {
+    jit::KernelSpec spec = jit::KernelSpec::parse(line);
+    // The FP8 family's post-compile pass is part of its spec (the line does not carry it), as its ops set it.
+    if (spec.family == jit::Family::kFp8Gemm)
+        spec.post.ffma_yield_interval = static_cast<std::uint8_t>(ops::fp8_ffma_yield_interval(spec));
+    return build(spec, compiler, cache_dir);
+}
+
+std::vector<std::string> suite_names() {
+    return {"layout", "fp8_gemm", "fp8_grouped", "bf16", "hc_prenorm", "indexer", "all"};
+}
 
 Suite suite(std::string_view name, int num_sms) { return catalog::suite(name, num_sms); }
 

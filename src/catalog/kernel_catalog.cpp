@@ -124,6 +124,46 @@ std::vector<jit::KernelSpec> bf16_specs(int num_sms) {
     return specs;
 }
 
+// fp8_gemm_nt_skip_head_mid over DeepGEMM's test shapes (the dense plan, its stores spread head by head) and
+// fp8_einsum 'bhr,hdr->bhd' (the FP8 kernel batched over the 8 heads).
+std::vector<jit::KernelSpec> fp8_indexer_specs(int num_sms) {
+    std::vector<jit::KernelSpec> specs;
+    for (std::int64_t m : {128, 4096})
+        for (std::int64_t n : {32768, 8192}) {
+            aot::Fp8Problem dense;
+            dense.m = m, dense.n = n, dense.k = 512, dense.num_sms = num_sms;
+            ops::Fp8ProblemPlan plan = ops::plan_fp8_problem(dense, "catalog");
+            plan.key.head_left = 128, plan.key.head_mid = 64, plan.key.head_right = 128;
+            specs.push_back(ops::fp8_spec(plan.key, plan.config));
+        }
+    for (std::int64_t batch : {4, 32, 128, 4096, 8192}) {
+        const ops::Fp8PlanKey key{batch, 1024, 4096, heuristics::Fp8GemmMode::k1D2D, ops::GemmKind::kBatched, 8, 0,
+                                  num_sms, 0};
+        specs.push_back(
+            ops::fp8_spec(key, heuristics::choose_fp8_gemm_config(ops::fp8_problem(key, ops::kSm90MaxSmemBytes))));
+    }
+    return specs;
+}
+
+// The kernels of the families beyond the FP8 GEMM problems and the layout kernels, per suite: "bf16" (BF16 GEMMs
+// and einsum), "hc_prenorm", "indexer" (MQA logits, paged MQA logits, skip-head-mid, fp8_einsum), "all".
+std::vector<jit::KernelSpec> family_specs(std::string_view name, int num_sms) {
+    const bool all = name == "all";
+    std::vector<jit::KernelSpec> specs;
+    const auto append = [&](const std::vector<jit::KernelSpec>& more) {
+        for (const jit::KernelSpec& spec : more)
+            if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
+    };
+    if (all || name == "bf16") append(bf16_specs(num_sms));
+    if (all || name == "hc_prenorm") append(hc_prenorm_specs(num_sms));
+    if (all || name == "indexer") {
+        append(fp8_indexer_specs(num_sms));
+        append(mqa_logits_specs(num_sms));
+        append(paged_mqa_logits_specs(num_sms));
+    }
+    return specs;
+}
+
 }  // namespace
 
 aot::Suite suite(std::string_view name, int num_sms) {
@@ -142,6 +182,7 @@ aot::Suite suite(std::string_view name, int num_sms) {
         const std::vector<Fp8Problem> grouped = fp8_grouped_problems(num_sms);
         s.fp8_problems.insert(s.fp8_problems.end(), grouped.begin(), grouped.end());
     }
+    for (const jit::KernelSpec& spec : family_specs(name, num_sms)) s.kernel_specs.push_back(spec.describe());
     return s;
 }
 
@@ -154,28 +195,7 @@ std::vector<jit::KernelSpec> catalog_specs(std::string_view suite_name, int num_
     if (!s.layout_kernels.empty())
         for (const jit::KernelSpec& spec : ops::layout_specs()) add(spec);
     for (const Fp8Problem& p : s.fp8_problems) add(ops::plan_fp8_problem(p, "catalog").spec);
-    // The BF16 family is built by the compile checks ("all") before the public API routes to it.
-    if (suite_name == "all") {
-        for (const jit::KernelSpec& spec : bf16_specs(num_sms)) add(spec);
-        // fp8_gemm_nt_skip_head_mid over DeepGEMM's test shapes: the dense plan, its stores spread head by head.
-        for (std::int64_t m : {128, 4096})
-            for (std::int64_t n : {32768, 8192}) {
-                aot::Fp8Problem dense;
-                dense.m = m, dense.n = n, dense.k = 512, dense.num_sms = num_sms;
-                ops::Fp8ProblemPlan plan = ops::plan_fp8_problem(dense, "catalog");
-                plan.key.head_left = 128, plan.key.head_mid = 64, plan.key.head_right = 128;
-                add(ops::fp8_spec(plan.key, plan.config));
-            }
-        // fp8_einsum 'bhr,hdr->bhd' over DeepGEMM's test shapes: the FP8 kernel batched over the 8 heads.
-        for (std::int64_t batch : {4, 32, 128, 4096, 8192}) {
-            const ops::Fp8PlanKey key{batch, 1024, 4096, heuristics::Fp8GemmMode::k1D2D, ops::GemmKind::kBatched, 8, 0,
-                                      num_sms, 0};
-            add(ops::fp8_spec(key, heuristics::choose_fp8_gemm_config(ops::fp8_problem(key, ops::kSm90MaxSmemBytes))));
-        }
-        for (const jit::KernelSpec& spec : hc_prenorm_specs(num_sms)) add(spec);
-        for (const jit::KernelSpec& spec : mqa_logits_specs(num_sms)) add(spec);
-        for (const jit::KernelSpec& spec : paged_mqa_logits_specs(num_sms)) add(spec);
-    }
+    for (const jit::KernelSpec& spec : family_specs(suite_name, num_sms)) add(spec);
     return specs;
 }
 

@@ -3,6 +3,8 @@
 
 #include <cstring>
 #include <limits>
+#include <mutex>
+#include <set>
 
 #include "jit/hash.hpp"
 #include "tessera/error.hpp"
@@ -115,6 +117,49 @@ std::string KernelSpec::render() const {
            "    asm volatile(\"griddepcontrol.launch_dependents;\" :::);\n"
            "    TesseraKernel::run(params);\n}\n";
     return out;
+}
+
+KernelSpec KernelSpec::parse(std::string_view line) {
+    const auto fail = [&](const char* what) {
+        return InvalidArgument(detail::str_cat("kernel spec: expected family{kName=value,...} (", what, "), got '", line,
+                                               "'"));
+    };
+    const std::size_t open = line.find('{');
+    if (open == std::string_view::npos || line.empty() || line.back() != '}') throw fail("braces");
+    const std::string_view name = line.substr(0, open);
+    KernelSpec spec;
+    for (int f = 0; f < static_cast<int>(Family::kCount); ++f)
+        if (kFamilies[f].name == name) spec.family = static_cast<Family>(f);
+    if (spec.family == Family::kCount) throw fail("a known family");
+    // Field names are stored by pointer (set's contract): parsed ones are interned for the life of the process.
+    static std::mutex mutex;
+    static std::set<std::string, std::less<>> names;
+    std::string_view body = line.substr(open + 1, line.size() - open - 2);
+    while (!body.empty()) {
+        const std::size_t comma = body.find(',');
+        const std::string_view field = body.substr(0, comma);
+        const std::size_t eq = field.find('=');
+        if (eq == std::string_view::npos || eq == 0 || eq + 1 == field.size()) throw fail("name=value fields");
+        std::int64_t value = 0;
+        bool negative = false;
+        std::size_t i = eq + 1;
+        if (field[i] == '-') negative = true, ++i;
+        if (i == field.size()) throw fail("integer values");
+        for (; i < field.size(); ++i) {
+            if (field[i] < '0' || field[i] > '9' || value > std::numeric_limits<int>::max()) throw fail("integer values");
+            value = value * 10 + (field[i] - '0');
+        }
+        if (value > std::numeric_limits<int>::max()) throw fail("32-bit integer values");
+        if (spec.num_fields == kMaxFields) throw fail("at most 32 fields");
+        const char* interned = nullptr;
+        {
+            std::lock_guard lock(mutex);
+            interned = names.emplace(field.substr(0, eq)).first->c_str();
+        }
+        spec.set(interned, negative ? -value : value);
+        body = comma == std::string_view::npos ? std::string_view{} : body.substr(comma + 1);
+    }
+    return spec;
 }
 
 std::string KernelSpec::describe() const {

@@ -74,6 +74,9 @@ struct KernelSpec {
     std::string render() const;
     // One line for logs: "fp8_gemm{kBlockM=128,...}".
     std::string describe() const;
+    // The spec of a describe() line (arch sm_90a, no post-compile pass: the family's spec builder sets that). Throws
+    // InvalidArgument naming what it expected for an unknown family or a malformed line.
+    static KernelSpec parse(std::string_view line);
 };
 
 struct KernelSpecHash {

@@ -100,7 +100,8 @@ TEST(Aot, LayoutKernelsCompileAndUnknownNamesAreRefused) {
 
 TEST(Aot, SuitesNameTheirProblems) {
     const std::vector<std::string> names = aot::suite_names();
-    EXPECT_EQ(names, (std::vector<std::string>{"layout", "fp8_gemm", "fp8_grouped", "all"}));
+    EXPECT_EQ(names, (std::vector<std::string>{"layout", "fp8_gemm", "fp8_grouped", "bf16", "hc_prenorm", "indexer",
+                                               "all"}));
     const aot::Suite layout = aot::suite("layout");
     EXPECT_EQ(layout.layout_kernels, aot::layout_kernel_names());
     EXPECT_TRUE(layout.fp8_problems.empty());
@@ -170,5 +171,34 @@ TEST(Aot, ProblemsThatCouldNotRunNameTheArgument) {
     bad.k = 100;
     EXPECT_THROW(aot::compile_fp8(bad, CompilerKind::kNvrtc, cache.string()), InvalidArgument);
     EXPECT_TRUE(std::filesystem::is_empty(cache));
+    std::filesystem::remove_all(cache);
+}
+
+// The families beyond the FP8 GEMM: each suite lists its kernels as spec lines, "all" lists them all, and a line
+// compiles through compile_spec into the cache under its own spec (the cast kernel: small and quick).
+TEST(Aot, FamilySuitesCompileBySpecLine) {
+    const aot::Suite bf16 = aot::suite("bf16"), hc = aot::suite("hc_prenorm"), indexer = aot::suite("indexer"),
+                     all = aot::suite("all");
+    for (const aot::Suite* s : {&bf16, &hc, &indexer}) {
+        EXPECT_FALSE(s->kernel_specs.empty());
+        EXPECT_TRUE(s->fp8_problems.empty() && s->layout_kernels.empty());
+    }
+    EXPECT_EQ(all.kernel_specs.size(), bf16.kernel_specs.size() + hc.kernel_specs.size() + indexer.kernel_specs.size());
+    EXPECT_TRUE(aot::suite("fp8_gemm").kernel_specs.empty());
+    std::string cast;
+    for (const std::string& line : bf16.kernel_specs)
+        if (line.rfind("cast_fp32_to_bf16{", 0) == 0) cast = line;
+    ASSERT_FALSE(cast.empty());
+    const std::filesystem::path cache = test::make_temp_dir("tessera-aot-cache");
+    const aot::CompiledKernel k = aot::compile_spec(cast, CompilerKind::kNvrtc, cache.string());
+    EXPECT_EQ(k.spec, cast);
+    EXPECT_EQ(k.name, "cast_fp32_to_bf16");
+    EXPECT_FALSE(k.from_cache);
+    EXPECT_TRUE(aot::compile_spec(cast, CompilerKind::kNvrtc, cache.string()).from_cache);
+    for (const char* bad : {"cast_fp32_to_bf16", "nope{kA=1}", "cast_fp32_to_bf16{kNumThreads}",
+                            "cast_fp32_to_bf16{kNumThreads=x}", "cast_fp32_to_bf16{kNumThreads=99999999999}"}) {
+        SCOPED_TRACE(bad);
+        EXPECT_THROW(aot::compile_spec(bad, CompilerKind::kNvrtc, cache.string()), InvalidArgument);
+    }
     std::filesystem::remove_all(cache);
 }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "catalog/kernel_catalog.hpp"
 #include "jit/disk_cache.hpp"
 #include "jit/jit.hpp"
 #include "ops/layout_specs.hpp"
@@ -159,4 +160,14 @@ TEST(DiskCache, ConcurrentProcessesCompilingTheSameSpecAllSucceed) {
     for (const auto& entry : fs::recursive_directory_iterator(cache))
         EXPECT_EQ(entry.path().filename().string().rfind(".tmp-", 0), std::string::npos) << entry.path();
     fs::remove_all(cache);
+}
+
+// describe() and parse() are inverses over every catalog kernel (the post-compile pass aside, which the line does
+// not carry).
+TEST(KernelSpec, ParseReadsBackEveryCatalogLine) {
+    for (jit::KernelSpec spec : catalog::catalog_specs("all")) {
+        SCOPED_TRACE(spec.describe());
+        spec.post = {};
+        EXPECT_EQ(jit::KernelSpec::parse(spec.describe()), spec);
+    }
 }

@@ -32,7 +32,7 @@ COMPILE_USAGE = "usage: tessera compile [--compiler nvrtc|nvcc|both]"
 @pytest.mark.parametrize("args,message", [
     (["compile", "--bogus-flag"], "tessera compile: unknown option '--bogus-flag'"),
     (["compile", "--suite=layoutt"],
-     "tessera compile: option '--suite': expected one of layout, fp8_gemm, fp8_grouped, all, got 'layoutt'"),
+     "tessera compile: option '--suite': expected one of layout, fp8_gemm, fp8_grouped, bf16, hc_prenorm, indexer, all, got 'layoutt'"),
     (["compile", "layout"], "tessera compile: unexpected argument 'layout' (options start with --)"),
     (["compile", "--suite"], "tessera compile: option '--suite' needs a value"),
     (["compile", "--suite", "--fp8", "dense:128x128x128"], "tessera compile: option '--suite' needs a value"),
