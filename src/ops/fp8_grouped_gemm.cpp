@@ -56,6 +56,25 @@ void check_grouped_sfb(const char* op, const TensorRef& sfb, std::int64_t groups
                   "] (per 128x128 block of each group's B), got ", ops::shape_string(sfb));
 }
 
+// a [G, M, K] e4m3, b [G, N, K] packed, d [G, M, N] BF16 (masked and batched): returns G, M, K, N.
+struct Shape3 {
+    std::int64_t groups, m, k, n;
+};
+Shape3 check_three_d_operands(const char* op, const TensorRef& a, const TensorRef& b, const TensorRef& d) {
+    ops::check_ndim({op, "a"}, a, {3});
+    ops::check_dtype({op, "a"}, a, {DType::kFloat8E4M3});
+    const std::int64_t groups = a.size(0), m = a.size(1), k = a.size(2);
+    check_grouped_b(op, b, k);
+    const std::int64_t n = b.size(1);
+    TESSERA_CHECK(b.size(0) == groups, op, ": argument 'b': expected ", groups, " groups (from a), got shape ",
+                  ops::shape_string(b));
+    ops::check_ndim({op, "d"}, d, {3});
+    ops::check_dtype({op, "d"}, d, {DType::kBFloat16});
+    TESSERA_CHECK(d.size(0) == groups && d.size(1) == m && d.size(2) == n, op, ": argument 'd': expected shape [",
+                  groups, ", ", m, ", ", n, "], got ", ops::shape_string(d));
+    return {groups, m, k, n};
+}
+
 void check_n_k(const char* op, std::int64_t n, std::int64_t k) {
     ops::check_tma_k({op, "a"}, k);
     ops::check_tma_n({op, "d"}, n, 8);
@@ -216,17 +235,7 @@ Fp8GemmStatus m_grouped_fp8_gemm_nt_masked(const TensorRef& a, const TensorRef& 
                                            std::int64_t expected_m, Stream stream) {
     constexpr const char* kOp = "m_grouped_fp8_gemm_nt_masked";
     check_common(kOp, {{"a", &a}, {"sfa", &sfa}, {"b", &b}, {"sfb", &sfb}, {"d", &d}, {"masked_m", &masked_m}}, a);
-    ops::check_ndim({kOp, "a"}, a, {3});
-    ops::check_dtype({kOp, "a"}, a, {DType::kFloat8E4M3});
-    const std::int64_t groups = a.size(0), m_max = a.size(1), k = a.size(2);
-    check_grouped_b(kOp, b, k);
-    const std::int64_t n = b.size(1);
-    TESSERA_CHECK(b.size(0) == groups, kOp, ": argument 'b': expected ", groups, " groups (from a), got shape ",
-                  ops::shape_string(b));
-    ops::check_ndim({kOp, "d"}, d, {3});
-    ops::check_dtype({kOp, "d"}, d, {DType::kBFloat16});
-    TESSERA_CHECK(d.size(0) == groups && d.size(1) == m_max && d.size(2) == n, kOp, ": argument 'd': expected shape [",
-                  groups, ", ", m_max, ", ", n, "], got ", ops::shape_string(d));
+    const auto [groups, m_max, k, n] = check_three_d_operands(kOp, a, b, d);
     TESSERA_CHECK(groups > 0 && m_max > 0, kOp, ": argument 'a': expected G > 0 and M_max > 0, got shape ",
                   ops::shape_string(a));
     ops::check_int32_vector(kOp, "masked_m", masked_m, groups, "the valid rows of each group");
@@ -273,17 +282,7 @@ Fp8GemmStatus fp8_bmm_nt(const TensorRef& a, const TensorRef& sfa, const TensorR
                          const TensorRef& d, Stream stream) {
     constexpr const char* kOp = "fp8_einsum";
     check_common(kOp, {{"a", &a}, {"sfa", &sfa}, {"b", &b}, {"sfb", &sfb}, {"d", &d}}, a);
-    ops::check_ndim({kOp, "a"}, a, {3});
-    ops::check_dtype({kOp, "a"}, a, {DType::kFloat8E4M3});
-    const std::int64_t groups = a.size(0), m = a.size(1), k = a.size(2);
-    check_grouped_b(kOp, b, k);
-    const std::int64_t n = b.size(1);
-    TESSERA_CHECK(b.size(0) == groups, kOp, ": argument 'b': expected ", groups, " groups (from a), got shape ",
-                  ops::shape_string(b));
-    ops::check_ndim({kOp, "d"}, d, {3});
-    ops::check_dtype({kOp, "d"}, d, {DType::kBFloat16});
-    TESSERA_CHECK(d.size(0) == groups && d.size(1) == m && d.size(2) == n, kOp, ": argument 'd': expected shape [",
-                  groups, ", ", m, ", ", n, "], got ", ops::shape_string(d));
+    const auto [groups, m, k, n] = check_three_d_operands(kOp, a, b, d);
     const std::int64_t sf_k = ceil_div(k, 128);
     ops::check_dtype({kOp, "sfa"}, sfa, {DType::kFloat32});
     TESSERA_CHECK(sfa.ndim == 3 && sfa.size(0) == groups && sfa.size(1) == m && sfa.size(2) == sf_k, kOp,
