@@ -28,7 +28,7 @@ Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const Tensor
 // DeepGEMM's fp8_gemm_nt_skip_head_mid (1D2D): the product [M, N] is cut into heads of left + right columns and
 // stored into d [M, N / (left + right) * (left + mid + right)] (BF16) with each head's mid columns left untouched.
 // left and right must be multiples of the kernel's store width (64 columns for the usual plans: the error names the
-// width), N a multiple of left + right.
+// width), mid a multiple of 8, N a multiple of left + right.
 struct HeadSplits {
     std::int64_t left = 0, mid = 0, right = 0;
 };

@@ -40,6 +40,10 @@ Fp8GemmStatus dense_fp8_gemm(const char* op, const TensorRef& a, const TensorRef
         TESSERA_CHECK(heads.left >= 0 && heads.right >= 0 && heads.left + heads.right > 0, op,
                       ": argument 'head_splits': expected (left, mid, right) >= 0 with left + right > 0, got (",
                       heads.left, ", ", heads.mid, ", ", heads.right, ")");
+        // Mid columns shift every later store: whole 16-byte pieces keep each store as aligned as in an ordinary D
+        // (the split-K epilogue's 4-byte pair stores would fault at an odd shift).
+        TESSERA_CHECK(heads.mid % 8 == 0, op, ": argument 'head_splits': expected mid to be a multiple of 8 "
+                      "(16-byte BF16 pieces), got (", heads.left, ", ", heads.mid, ", ", heads.right, ")");
         const std::int64_t width = heads.left + heads.right, n_result = b.ndim == 2 ? b.size(0) : 0;
         TESSERA_CHECK(n_result % width == 0, op, ": argument 'head_splits': expected N = ", n_result,
                       " to be a multiple of left + right = ", width);
@@ -123,6 +127,13 @@ Fp8GemmStatus fp8_gemm_nt_skip_head_mid(const TensorRef& a, const TensorRef& sfa
                                         const TensorRef& sfb, const TensorRef& d, HeadSplits heads, Stream stream) {
     constexpr const char* op = "fp8_gemm_nt_skip_head_mid";
     TESSERA_CHECK(heads.mid >= 0, op, ": argument 'head_splits': expected mid >= 0, got ", heads.mid);
+    // mid = 0 stores as fp8_gemm_nt does (dense_fp8_gemm checks the heads only for mid > 0), but the heads must still
+    // be valid, as with any mid.
+    if (heads.mid == 0 && b.ndim == 2)
+        TESSERA_CHECK(heads.left >= 0 && heads.right >= 0 && heads.left + heads.right > 0 &&
+                          b.size(0) % (heads.left + heads.right) == 0,
+                      op, ": argument 'head_splits': expected (left, mid, right) >= 0 with left + right > 0 ",
+                      "dividing N = ", b.size(0), ", got (", heads.left, ", ", heads.mid, ", ", heads.right, ")");
     return dense_fp8_gemm(op, a, sfa, b, sfb, d, Fp8Recipe::k1D2D, nullptr, heads, stream);
 }
 

@@ -408,6 +408,9 @@ Fp8GemmStatus k_grouped_fp8_gemm_nt_contiguous(const TensorRef& a, const TensorR
         k_offset += kg;
     }
     const ops::KGroupedParamBytes bytes(params, maps_a, maps_b, group_k, group_sf_k0);
+    // The kernel reduce-adds its tiles into d: D = C + A·Bᵀ needs C there first (after every check and status
+    // return above, so that a refused call leaves d untouched).
+    if (copy_c) ops::copy_c_into_d(*c_in, d, stream);
     ops::launch_fp8_gemm(*plan.kernel, c, bytes.data(), bytes.size(), stream, device);
     return Fp8GemmStatus::kLaunched;
 }
