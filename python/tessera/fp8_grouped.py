@@ -104,13 +104,6 @@ def _check_1d2d_recipe(op, recipe, recipe_a, recipe_b):
                                   f"(row, 128 K), B per 128x128 block, BF16 output")
 
 
-def _kernel(op):
-    fn = getattr(_C, op, None)
-    if fn is None:
-        raise NotImplementedError(f"tessera.{op}: this build of tessera._C has no '{op}' kernel entry; rebuild tessera")
-    return fn
-
-
 def _launch(op, call, fix_sfa, fix_sfb, sfa, sfb):
     """Calls the kernel entry; status 1/2 = sfa/sfb must first be brought into the kernel's layout, then retry."""
     for _ in range(_MAX_TRIES):
@@ -159,7 +152,7 @@ def _m_grouped_contiguous(op, a, sfa, b, sfb, d, grouped_layout, recipe, recipe_
         _int_layout(op, "grouped_layout", grouped_layout, m, "expert id of each row of a, -1 for padding")
     if m == 0:
         return
-    kernel = _kernel("m_grouped_fp8_gemm_nt_contiguous")
+    kernel = _C.m_grouped_fp8_gemm_nt_contiguous
     _launch(op, lambda sa, sb: kernel(a, sa, b, sb, d, grouped_layout, use_psum_layout, expected_m),
             lambda sa: transform_sf_into_required_layout(sa, m, k, (1, 128)), lambda sb: sb.contiguous(), sfa, sfb)
 
@@ -233,7 +226,7 @@ def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m, recipe=None, rec
     _expect_shape(op, "sfa", sfa, (g, m_max, _cdiv(k, 128)), " ([G, M_max, ceil(K/128)])")
     _expect_shape(op, "sfb", sfb, (g, _cdiv(n, 128), _cdiv(k, 128)), " ([G, ceil(N/128), ceil(K/128)])")
     _int_layout(op, "masked_m", masked_m, g, "rows to compute in each group")
-    kernel = _kernel(op)
+    kernel = getattr(_C, op)
     _launch(op, lambda sa, sb: kernel(a, sa, b, sb, d, masked_m, expected_m),
             lambda sa: transform_sf_into_required_layout(sa, m_max, k, (1, 128), num_groups=g),
             lambda sb: sb.contiguous(), sfa, sfb)
@@ -270,8 +263,8 @@ def _check_c(op, c, d, required):
     """Validates c against d (nothing is written). Returns True when c must be copied into d first."""
     if c is None:
         if required:
-            raise NotImplementedError(f"{op}: SM90 computes D = C + A·Bᵀ (FP32, recipe (1, 1, 128)) and needs 'c' "
-                                      f"(it may be d itself)")
+            raise InvalidArgument(f"{op}: argument 'c': expected a tensor (D = C + A·Bᵀ in FP32 accumulates onto C; "
+                                  f"it may be d itself), got None")
         return False
     if not isinstance(c, torch.Tensor):
         raise TypeMismatch(f"{op}: argument 'c': expected a torch.Tensor or None, got {type(c).__name__}")
@@ -338,7 +331,7 @@ def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, re
             d.copy_(c)
         return
     separate_c = c if copy_c else None  # the C++ op copies it into d after its own checks
-    kernel = _kernel(op)
+    kernel = getattr(_C, op)
     _launch(op, lambda sa, sb: kernel(a, sa, b, sb, d, ks, grouped_layout, separate_c),
             get_mn_major_tma_aligned_tensor, get_mn_major_tma_aligned_tensor, sfa, sfb)
 

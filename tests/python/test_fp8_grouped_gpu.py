@@ -485,7 +485,7 @@ def test_bad_inputs_raise_before_launch():
         fk(*args, [128, 200], r.layout, c=r.c)
     with pytest.raises(ValueError, match="argument 'ks_cpu'.*one K per group"):
         fk(*args, [384], r.layout, c=r.c)
-    with pytest.raises(NotImplementedError, match="needs 'c'"):
+    with pytest.raises(tessera.InvalidArgument, match="argument 'c': expected a tensor"):
         fk(*args, r.ks, r.layout)
     with pytest.raises(NotImplementedError, match="not supported on SM90"):
         fk(*args, r.ks, r.layout, c=r.c, use_psum_layout=True)

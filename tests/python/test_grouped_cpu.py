@@ -212,7 +212,7 @@ def test_k_grouped_recipe_and_psum_are_not_implemented(untouched):
             f(a, b, d, ks, layout, c=d, recipe=recipe)
     with pytest.raises(NotImplementedError, match="'use_psum_layout'.*not supported on SM90"):
         f(a, b, d, ks, layout, c=d, use_psum_layout=True)
-    with pytest.raises(NotImplementedError, match="needs 'c'"):
+    with pytest.raises(tessera.InvalidArgument, match="argument 'c': expected a tensor"):
         f(a, b, d, ks, layout)
 
 
