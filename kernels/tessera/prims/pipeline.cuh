@@ -51,6 +51,32 @@ TESSERA_DEVICE void sync_after_init() {
     }
 }
 
+// The entry of a warp-specialized kernel whose math warpgroups come first and whose producer warpgroup follows them
+// (warp kNumMathThreads / 32 on): one elected lane of the producer warp prefetches the tensor maps (prefetch()), one
+// of the next warp initializes the barriers (init(), then the init fence), the CTA synchronizes, setmaxnreg moves
+// registers from the producer warpgroup to the math warpgroups (the kernel asserts the split fits its launch pool),
+// and the producer warp runs produce(lane) while every math warp runs consume(warpgroup, warp in group, lane).
+template <int kNumMathThreads, int kProducerRegs, int kConsumerRegs, class Prefetch, class Init, class Produce,
+          class Consume>
+TESSERA_DEVICE void run_warp_roles(Prefetch&& prefetch, Init&& init, Produce&& produce, Consume&& consume) {
+    const uint32_t warp = ptx::warp_id_uniform();
+    const uint32_t lane = ptx::lane_id();
+    constexpr uint32_t kProducerWarp = kNumMathThreads / 32;
+    if (warp == kProducerWarp && ptx::elect_one()) prefetch();
+    if (warp == kProducerWarp + 1 && ptx::elect_one()) {
+        init();
+        ptx::fence_mbarrier_init();
+    }
+    sync_after_init<1>();
+    if (warp >= kProducerWarp) {
+        ptx::setmaxnreg_dec<kProducerRegs>();
+        if (warp == kProducerWarp) produce(lane);
+    } else {
+        ptx::setmaxnreg_inc<kConsumerRegs>();
+        consume(warp / 4, warp % 4, lane);
+    }
+}
+
 // Producer, one k-block: waits until the consumers released the stage, then either issues its loads
 // (issue(stage, full_barrier)) and arms the full barrier with their byte count, or, for a tile that loads nothing (a
 // cluster's zero tile), arrives without bytes so that both rings of the pair stay in step. Returns whether it loaded.

@@ -339,28 +339,17 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
     static __device__ void run(const Params& p) {
         extern __shared__ __attribute__((aligned(1024))) uint8_t tessera_smem[];
         SharedStorage& smem = *reinterpret_cast<SharedStorage*>(tessera_smem);
-        const uint32_t warp = ptx::warp_id_uniform();
-        const uint32_t lane = ptx::lane_id();
-        constexpr uint32_t kProducerWarp = kNumMathThreads / 32;
-
-        if (warp == kProducerWarp && ptx::elect_one()) {
-            ptx::prefetch_tensormap(p.tensor_map_a);
-            ptx::prefetch_tensormap(p.tensor_map_b);
-            ptx::prefetch_tensormap(p.tensor_map_d);
-        }
-        if (warp == kProducerWarp + 1 && ptx::elect_one()) {
-            prims::init_ring<kNumStages>(smem.full_barriers, smem.empty_barriers, kNumMathThreads / 32);
-            ptx::fence_mbarrier_init();
-        }
-        prims::sync_after_init<1>();
-
-        if (warp >= kProducerWarp) {
-            ptx::setmaxnreg_dec<kProducerLiveRegs>();
-            if (warp == kProducerWarp && ptx::elect_one()) produce(p, smem);
-        } else {
-            ptx::setmaxnreg_inc<kConsumerLiveRegs>();
-            consume(p, smem, warp / 4, warp % 4, lane);
-        }
+        prims::run_warp_roles<kNumMathThreads, kProducerLiveRegs, kConsumerLiveRegs>(
+            [&] {
+                ptx::prefetch_tensormap(p.tensor_map_a);
+                ptx::prefetch_tensormap(p.tensor_map_b);
+                ptx::prefetch_tensormap(p.tensor_map_d);
+            },
+            [&] { prims::init_ring<kNumStages>(smem.full_barriers, smem.empty_barriers, kNumMathThreads / 32); },
+            [&](uint32_t) {
+                if (ptx::elect_one()) produce(p, smem);
+            },
+            [&](uint32_t wg, uint32_t warp, uint32_t lane) { consume(p, smem, wg, warp, lane); });
     }
 };
 

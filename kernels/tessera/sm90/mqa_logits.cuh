@@ -368,33 +368,19 @@ struct MqaLogitsKernel {
     static __device__ void run(const Params& p) {
         extern __shared__ __attribute__((aligned(1024))) uint8_t tessera_smem[];
         SharedStorage& smem = *reinterpret_cast<SharedStorage*>(tessera_smem);
-        const uint32_t warp = ptx::warp_id_uniform();
-        const uint32_t lane = ptx::lane_id();
-        constexpr uint32_t kProducerWarp = kNumMathWarps;
-
-        if (warp == kProducerWarp && ptx::elect_one()) {
-            ptx::prefetch_tensormap(p.tensor_map_q);
-            ptx::prefetch_tensormap(p.tensor_map_kv);
-            ptx::prefetch_tensormap(p.tensor_map_kv_scales);
-            ptx::prefetch_tensormap(p.tensor_map_weights);
-        }
-        if (warp == kProducerWarp + 1 && ptx::elect_one()) {
-            for (int s = 0; s < 2; ++s) {
-                ptx::mbarrier_init(ptx::smem_addr(&smem.q_full[s]), 1);
-                ptx::mbarrier_init(ptx::smem_addr(&smem.q_empty[s]), kNumMathWarps);
-            }
-            prims::init_ring<kNumStages>(smem.kv_full, smem.kv_empty, kNumMathWarps);
-            ptx::fence_mbarrier_init();
-        }
-        __syncthreads();
-
-        if (warp >= kProducerWarp) {
-            ptx::setmaxnreg_dec<kProducerRegs>();
-            if (warp == kProducerWarp) produce(p, smem, lane);
-        } else {
-            ptx::setmaxnreg_inc<kConsumerRegs>();
-            consume(p, smem, warp / 4, warp % 4, lane);
-        }
+        prims::run_warp_roles<kNumMathThreads, kProducerRegs, kConsumerRegs>(
+            [&] {
+                ptx::prefetch_tensormap(p.tensor_map_q);
+                ptx::prefetch_tensormap(p.tensor_map_kv);
+                ptx::prefetch_tensormap(p.tensor_map_kv_scales);
+                ptx::prefetch_tensormap(p.tensor_map_weights);
+            },
+            [&] {
+                prims::init_ring<2>(smem.q_full, smem.q_empty, kNumMathWarps);  // the two Q stages
+                prims::init_ring<kNumStages>(smem.kv_full, smem.kv_empty, kNumMathWarps);
+            },
+            [&](uint32_t lane) { produce(p, smem, lane); },
+            [&](uint32_t wg, uint32_t warp, uint32_t lane) { consume(p, smem, wg, warp, lane); });
     }
 };
 

@@ -454,30 +454,19 @@ struct PagedMqaLogitsKernel {
     static __device__ void run(const Params& p) {
         extern __shared__ __attribute__((aligned(1024))) uint8_t tessera_smem[];
         SharedStorage& smem = *reinterpret_cast<SharedStorage*>(tessera_smem);
-        const uint32_t warp = ptx::warp_id_uniform();
-        const uint32_t lane = ptx::lane_id();
-        constexpr uint32_t kProducerWarp = kNumMathThreads / 32;
-
-        if (warp == kProducerWarp && ptx::elect_one()) {
-            ptx::prefetch_tensormap(p.kv_map);
-            ptx::prefetch_tensormap(p.sf_map);
-            ptx::prefetch_tensormap(p.q_map);
-            ptx::prefetch_tensormap(p.w_map);
-        }
-        if (warp == kProducerWarp + 1 && ptx::elect_one()) {
-            prims::init_ring<kNumStages>(smem.full, smem.empty, 4);  // one warpgroup (4 warps) reads each stage
-            prims::init_ring<kNumQStages>(smem.q_full, smem.q_empty, 4 * kNumMathWarpgroups);
-            ptx::fence_mbarrier_init();
-        }
-        prims::sync_after_init<1>();
-
-        if (warp >= kProducerWarp) {
-            ptx::setmaxnreg_dec<kProducerRegs>();
-            if (warp == kProducerWarp) produce(p, smem, lane);
-        } else {
-            ptx::setmaxnreg_inc<kConsumerRegs>();
-            consume(p, smem, warp / 4, warp % 4, lane);
-        }
+        prims::run_warp_roles<kNumMathThreads, kProducerRegs, kConsumerRegs>(
+            [&] {
+                ptx::prefetch_tensormap(p.kv_map);
+                ptx::prefetch_tensormap(p.sf_map);
+                ptx::prefetch_tensormap(p.q_map);
+                ptx::prefetch_tensormap(p.w_map);
+            },
+            [&] {
+                prims::init_ring<kNumStages>(smem.full, smem.empty, 4);  // one warpgroup (4 warps) reads each stage
+                prims::init_ring<kNumQStages>(smem.q_full, smem.q_empty, 4 * kNumMathWarpgroups);
+            },
+            [&](uint32_t lane) { produce(p, smem, lane); },
+            [&](uint32_t wg, uint32_t warp, uint32_t lane) { consume(p, smem, wg, warp, lane); });
     }
 };
 
