@@ -36,17 +36,8 @@ Fp8GemmStatus dense_fp8_gemm(const char* op, const TensorRef& a, const TensorRef
     ops::check_same_device({op, "sfa"}, sfa, a, "a");
     ops::check_same_device({op, "sfb"}, sfb, a, "a");
     TensorRef result = d;  // the product's [M, N] as the shape checks see it
-    if (heads.mid > 0) {
-        TESSERA_CHECK(heads.left >= 0 && heads.right >= 0 && heads.left + heads.right > 0, op,
-                      ": argument 'head_splits': expected (left, mid, right) >= 0 with left + right > 0, got (",
-                      heads.left, ", ", heads.mid, ", ", heads.right, ")");
-        // Mid columns shift every later store: whole 16-byte pieces keep each store as aligned as in an ordinary D
-        // (the split-K epilogue's 4-byte pair stores would fault at an odd shift).
-        TESSERA_CHECK(heads.mid % 8 == 0, op, ": argument 'head_splits': expected mid to be a multiple of 8 "
-                      "(16-byte BF16 pieces), got (", heads.left, ", ", heads.mid, ", ", heads.right, ")");
-        const std::int64_t width = heads.left + heads.right, n_result = b.ndim == 2 ? b.size(0) : 0;
-        TESSERA_CHECK(n_result % width == 0, op, ": argument 'head_splits': expected N = ", n_result,
-                      " to be a multiple of left + right = ", width);
+    if (heads.mid > 0) {  // (the splits were checked by fp8_gemm_nt_skip_head_mid)
+        const std::int64_t width = heads.left + heads.right, n_result = b.size(0);
         const std::int64_t n_full = n_result / width * (width + heads.mid);
         TESSERA_CHECK(d.ndim == 2 && d.size(1) == n_full, op, ": argument 'd': expected ", n_full,
                       " columns (N / (left + right) heads of left + mid + right), got shape ", ops::shape_string(d));
@@ -126,14 +117,15 @@ Fp8GemmStatus fp8_gemm_nt(const TensorRef& a, const TensorRef& sfa, const Tensor
 Fp8GemmStatus fp8_gemm_nt_skip_head_mid(const TensorRef& a, const TensorRef& sfa, const TensorRef& b,
                                         const TensorRef& sfb, const TensorRef& d, HeadSplits heads, Stream stream) {
     constexpr const char* op = "fp8_gemm_nt_skip_head_mid";
-    TESSERA_CHECK(heads.mid >= 0, op, ": argument 'head_splits': expected mid >= 0, got ", heads.mid);
-    // mid = 0 stores as fp8_gemm_nt does (dense_fp8_gemm checks the heads only for mid > 0), but the heads must still
-    // be valid, as with any mid.
-    if (heads.mid == 0 && b.ndim == 2)
-        TESSERA_CHECK(heads.left >= 0 && heads.right >= 0 && heads.left + heads.right > 0 &&
-                          b.size(0) % (heads.left + heads.right) == 0,
-                      op, ": argument 'head_splits': expected (left, mid, right) >= 0 with left + right > 0 ",
-                      "dividing N = ", b.size(0), ", got (", heads.left, ", ", heads.mid, ", ", heads.right, ")");
+    // The splits, whatever mid is (mid = 0 stores as fp8_gemm_nt does). Mid columns shift every later store: whole
+    // 16-byte pieces keep each store as aligned as in an ordinary D (the split-K epilogue's 4-byte pair stores would
+    // fault at an odd shift).
+    ops::check_ndim({op, "b"}, b, {2});
+    TESSERA_CHECK(heads.left >= 0 && heads.mid >= 0 && heads.right >= 0 && heads.left + heads.right > 0 &&
+                      heads.mid % 8 == 0 && b.size(0) % (heads.left + heads.right) == 0,
+                  op, ": argument 'head_splits': expected (left, mid, right) >= 0 with left + right > 0 dividing N = ",
+                  b.size(0), " and mid a multiple of 8 (16-byte BF16 pieces), got (", heads.left, ", ", heads.mid,
+                  ", ", heads.right, ")");
     return dense_fp8_gemm(op, a, sfa, b, sfb, d, Fp8Recipe::k1D2D, nullptr, heads, stream);
 }
 
