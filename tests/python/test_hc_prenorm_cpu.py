@@ -66,21 +66,13 @@ def test_num_splits_must_be_none_or_positive_int(bad, error):
         hc(a, b, d, s, num_splits=bad)
 
 
-def test_sm90_limits_on_n_and_k():
-    a, b, d, s = args(n=20)
-    with pytest.raises(tessera.InvalidArgument, match="expected N <= 32 and a multiple of 8 \\(SM90\\), got N = 20"):
-        hc(a, b, d, s)
-    a, b, d, s = args(n=40)
-    with pytest.raises(tessera.InvalidArgument, match="got N = 40"):
-        hc(a, b, d, s)
-    a, b, d, s = args(k=96)
-    with pytest.raises(tessera.InvalidArgument, match="expected K a multiple of 64 \\(SM90\\), got K = 96"):
-        hc(a, b, d, s)
-    a, b, d, s = args(k=0)
-    with pytest.raises(tessera.InvalidArgument, match="argument 'a': expected K > 0"):
-        hc(a, b, d, s)
-    a, b, d, s = args(n=0)
-    with pytest.raises(tessera.InvalidArgument, match="argument 'b': expected N > 0"):
+@pytest.mark.parametrize("shape,match", [
+    (dict(n=20), "expected N <= 32 and a multiple of 8 \\(SM90\\), got N = 20"), (dict(n=40), "got N = 40"),
+    (dict(k=96), "expected K a multiple of 64 \\(SM90\\), got K = 96"), (dict(k=0), "argument 'a': expected K > 0"),
+    (dict(n=0), "argument 'b': expected N > 0")])
+def test_sm90_limits_on_n_and_k(shape, match):
+    a, b, d, s = args(**shape)
+    with pytest.raises(tessera.InvalidArgument, match=match):
         hc(a, b, d, s)
 
 
