@@ -86,13 +86,8 @@ void bf16_bmm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d, Str
     ops::check_dtype({op, "a"}, a, {DType::kBFloat16});
     ops::check_dtype({op, "b"}, b, {DType::kBFloat16});
     ops::check_dtype({op, "d"}, d, {DType::kBFloat16, DType::kFloat32});
-    const std::int64_t groups = a.size(0), m = a.size(1), k = a.size(2), n = b.size(1);
-    TESSERA_CHECK(b.size(0) == groups && b.size(2) == k, op, ": argument 'b': expected [", groups, ", N, ", k,
-                  "] (batch and K from a), got shape ", ops::shape_string(b));
-    TESSERA_CHECK(d.size(0) == groups && d.size(1) == m && d.size(2) == n, op, ": argument 'd': expected [", groups,
-                  ", ", m, ", ", n, "], got shape ", ops::shape_string(d));
+    const auto [groups, m, n, k] = ops::check_bmm_shapes(op, a, b, d);
     if (groups == 0 || m == 0 || n == 0) return;
-    TESSERA_CHECK(k > 0, op, ": argument 'a': expected K > 0 (an empty contraction is the caller's: d = 0), got K = 0");
     TESSERA_CHECK(!ops::mn_major_operand(op, "a", a), op, ": argument 'a': expected K-major (stride(-1) == 1), got "
                   "strides ", ops::strides_string(a));
     const bool mn_b = ops::mn_major_operand(op, "b", b);

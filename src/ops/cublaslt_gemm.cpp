@@ -206,13 +206,8 @@ void cublaslt_gemm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d
 void cublaslt_bmm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d, Stream stream, void* handle) {
     constexpr const char* op = "cublaslt_bmm_nt";
     check_inputs(op, a, b, d, 3);
-    const std::int64_t batch = a.size(0), m = a.size(1), k = a.size(2), n = b.size(1);
-    TESSERA_CHECK(b.size(0) == batch && b.size(2) == k, op, ": argument 'b': expected [", batch, ", N, ", k,
-                  "] (batch and K from a), got shape ", ops::shape_string(b));
-    TESSERA_CHECK(d.size(0) == batch && d.size(1) == m && d.size(2) == n, op, ": argument 'd': expected [", batch,
-                  ", ", m, ", ", n, "], got shape ", ops::shape_string(d));
+    const auto [batch, m, n, k] = ops::check_bmm_shapes(op, a, b, d);
     if (batch == 0 || m == 0 || n == 0) return;
-    TESSERA_CHECK(k > 0, op, ": argument 'a': expected K > 0 (an empty contraction is the caller's: d = 0), got K = 0");
     TESSERA_CHECK(batch <= std::numeric_limits<std::int32_t>::max(), op, ": argument 'a': expected a batch below 2^31, "
                   "got ", batch);
     bool mn_a = false, mn_b = false;

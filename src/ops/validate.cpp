@@ -86,6 +86,17 @@ GemmShape check_nt_shapes(const char* op, const TensorRef& a, const TensorRef& b
     return {m, n, k};
 }
 
+BmmShape check_bmm_shapes(const char* op, const TensorRef& a, const TensorRef& b, const TensorRef& d) {
+    const std::int64_t groups = a.size(0), m = a.size(1), k = a.size(2), n = b.size(1);
+    TESSERA_CHECK(b.size(0) == groups && b.size(2) == k, op, ": argument 'b': expected [", groups, ", N, ", k,
+                  "] (batch and K from a), got shape ", shape_string(b));
+    TESSERA_CHECK(d.size(0) == groups && d.size(1) == m && d.size(2) == n, op, ": argument 'd': expected [", groups,
+                  ", ", m, ", ", n, "], got shape ", shape_string(d));
+    TESSERA_CHECK(k > 0 || groups == 0 || m == 0 || n == 0, op, ": argument 'a': expected K > 0 (an empty "
+                  "contraction is the caller's: d = 0), got K = 0");
+    return {groups, m, n, k};
+}
+
 void check_int32_vector(const char* op, const char* name, const TensorRef& t, std::int64_t numel, const char* what) {
     check_dtype({op, name}, t, {DType::kInt32});
     TESSERA_CHECK(t.is_contiguous() && t.numel() == numel, op, ": argument '", name, "': expected a contiguous int32 ",

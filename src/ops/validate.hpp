@@ -35,4 +35,11 @@ struct GemmShape {
 };
 GemmShape check_nt_shapes(const char* op, const TensorRef& a, const TensorRef& b, const TensorRef& d);
 
+// The batched form: a [G, M, K], b [G, N, K], d [G, M, N] (3-D each, checked before); throws unless K > 0 or the
+// output is empty. Returns G, and M, N, K.
+struct BmmShape {
+    std::int64_t groups, m, n, k;
+};
+BmmShape check_bmm_shapes(const char* op, const TensorRef& a, const TensorRef& b, const TensorRef& d);
+
 }  // namespace tessera::ops
