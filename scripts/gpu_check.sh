@@ -124,7 +124,7 @@ if has bench && [ -d peer/DeepGEMM ] && ! ls peer/DeepGEMM/deep_gemm/_C*.so >/de
     bench/peer/build.sh >"$OUT/peer_build.log" 2>&1 &
     peer_pid=$!
 fi
-if step build build.log bash -c "cmake -S . -B $BUILD -G Ninja -DTESSERA_WERROR=ON -DPython_EXECUTABLE=$PY &&
+if step build build.log bash -c "cmake -S . -B $BUILD -G Ninja -DTESSERA_WERROR=OFF -DPython_EXECUTABLE=$PY &&
                                  ninja -C $BUILD"; then
     warm_pid=""
     if has bench && has tests; then  # compile the benchmark's kernels of both libraries while the tests run

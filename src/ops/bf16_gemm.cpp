@@ -42,7 +42,8 @@ void bf16_gemm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d, co
     if (accumulate) ops::check_c(kOp, *c, d);
 
     const int device = a.device.index;
-    const ops::Bf16Plan& plan = ops::bf16_plan(dense_key(m, n, k, mn_a, mn_b, out_f32, accumulate, device), kOp);
+    const ops::Bf16PlanKey key = dense_key(m, n, k, mn_a, mn_b, out_f32, accumulate, device);
+    const ops::Bf16Plan& plan = ops::bf16_plan(key, kOp);
     const heuristics::Bf16GemmConfig& cfg = plan.config;
     ops::Bf16GemmParams params{};
     params.tensor_map_a = ops::bf16_operand_map(a.data, mn_a, m, k, mn_a ? a.stride(1) : a.stride(0), cfg.block_m);

@@ -68,12 +68,13 @@ const Bf16Plan& bf16_plan(const Bf16PlanKey& key, const char* op) {
     });
 }
 
-bool mn_major_operand(const char* op, const char* name, const TensorRef& t) {
+bool mn_major_operand(const char* op, const char* name, const TensorRef& t, bool through_tma) {
     const bool k_major = t.stride(-1) == 1 || t.size(-1) <= 1;
     const bool mn_major = !k_major && (t.stride(-2) == 1 || t.size(-2) <= 1);
     TESSERA_CHECK(k_major || mn_major, op, ": argument '", name,
                   "': expected K-major (stride(-1) == 1) or MN-major (stride(-2) == 1), got strides ",
                   strides_string(t));
+    if (!through_tma) return mn_major;
     const std::int64_t row_stride = mn_major ? t.stride(-1) : t.stride(-2);
     const std::int64_t rows = mn_major ? t.size(-1) : t.size(-2);
     TESSERA_CHECK((row_stride * 2) % 16 == 0 || rows <= 1, op, ": argument '", name,

@@ -54,7 +54,7 @@ static_assert(offsetof(Bf16GemmParams, k_blocks_per_split) == 428, "must match t
 
 // A BF16 operand [rows, K]: whether it is MN-major (stride(-2) == 1, the transpose of a row-major [K, rows]) rather
 // than K-major (stride(-1) == 1); its other stride must make 16-byte TMA rows, its base 16-byte aligned.
-bool mn_major_operand(const char* op, const char* name, const TensorRef& t);
+bool mn_major_operand(const char* op, const char* name, const TensorRef& t, bool through_tma = true);
 // The tensor map of an operand [rows, K] (`rows` may span several groups) whose stage box covers block_rows rows
 // and 64 K elements; row_stride is the stride between rows (K-major) or between K rows (MN-major), in elements.
 CUtensorMap bf16_operand_map(const void* data, bool mn_major, std::int64_t rows, std::int64_t k,

@@ -179,8 +179,9 @@ void check_inputs(const char* op, const TensorRef& a, const TensorRef& b, const 
 // Operand majors (FP8: K-major only, cuBLASLt's FP8 layout) and a row-major d.
 void check_layouts(const char* op, const TensorRef& a, const TensorRef& b, const TensorRef& d, bool& mn_a,
                    bool& mn_b) {
-    mn_a = ops::mn_major_operand(op, "a", a);
-    mn_b = ops::mn_major_operand(op, "b", b);
+    // cuBLASLt takes any leading dimension (no TMA alignment), so only the majors are checked.
+    mn_a = ops::mn_major_operand(op, "a", a, false);
+    mn_b = ops::mn_major_operand(op, "b", b, false);
     TESSERA_CHECK(a.dtype != DType::kFloat8E4M3 || (!mn_a && !mn_b), op, ": FP8 operands must be K-major (cuBLASLt's "
                   "FP8 layout), got strides ", ops::strides_string(a), " and ", ops::strides_string(b));
     TESSERA_CHECK(d.stride(-1) == 1 || d.size(-1) <= 1, op, ": argument 'd': expected row-major, got strides ",

@@ -277,8 +277,9 @@ void fp8_paged_mqa_logits(const TensorRef& q, const TensorRef& kv_cache, const T
     TESSERA_CHECK(num_blocks >= 1, kOp, ": argument 'kv_cache': expected at least one block, got shape ",
                   ops::shape_string(kv_cache));
 
-    const Plan& plan = plan_for({static_cast<int>(next_n), static_cast<int>(heads), logits.dtype == DType::kBFloat16,
-                                 clean_logits, device});
+    const PlanKey key{static_cast<int>(next_n), static_cast<int>(heads), logits.dtype == DType::kBFloat16, clean_logits,
+                      device};
+    const Plan& plan = plan_for(key);
     using runtime::TmaSwizzle;
     LogitsParams params{};
     params.kv_map = kv_page_map(kv_cache.data, static_cast<std::uint64_t>(num_blocks),

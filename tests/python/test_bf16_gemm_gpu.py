@@ -110,7 +110,7 @@ def test_bad_inputs_raise_before_launch():
     with pytest.raises(ValueError, match="expected K-major .* or MN-major"):
         g._bf16_gemm_nt(a[:, ::2], b[:, ::2], d)
     with pytest.raises(ValueError, match="row stride of a multiple of 16 bytes"):
-        g._bf16_gemm_nt(a[:, :100], b[:, :100], d)
+        g._bf16_gemm_nt(a[:, :100].contiguous(), b[:, :100].contiguous(), d)
     with pytest.raises(RuntimeError):  # every argument error is also a RuntimeError, as DeepGEMM's are
         g._bf16_gemm_nt(a, b, d[:, :32])
     assert bool((d == 7.0).all()), "a rejected call wrote d"
@@ -143,8 +143,8 @@ def test_contiguous_per_row_ids(rows, n, k, mn_b):
     m = sum(seg)
     layout = torch.full((m,), -1, dtype=torch.int32)
     start = 0
-    for g, (r, s) in enumerate(zip(rows, seg)):
-        layout[start:start + r] = g
+    for grp, (r, s) in enumerate(zip(rows, seg)):
+        layout[start:start + r] = grp
         start += s
     layout = layout.cuda()
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)

@@ -84,7 +84,7 @@ def test_bad_inputs_raise_and_write_nothing():
     b = torch.randn(4, 128, 64, device="cuda", dtype=torch.bfloat16)
     d = torch.full((128, 128), 3.0, device="cuda")
     with pytest.raises(tessera.InvalidArgument, match="multiple of 64"):
-        _einsum("bmk,bnk->mn", a[:, :, :48], b[:, :, :48], d, c=d)
+        _einsum("bmk,bnk->mn", a[:, :, :48].contiguous(), b[:, :, :48].contiguous(), d, c=d)
     with pytest.raises(tessera.InvalidArgument, match="contiguous"):
         _einsum("bmk,bnk->mn", a.transpose(1, 2).contiguous().transpose(1, 2), b, d, c=d)
     with pytest.raises(tessera.InvalidArgument, match="argument 'c': expected None with a BF16 d"):

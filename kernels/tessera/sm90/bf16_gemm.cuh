@@ -89,9 +89,12 @@ struct Bf16GemmPolicy {
     static constexpr uint32_t kStepA = kTransA ? 2048 : 32;
     static constexpr uint32_t kStepB = kTransB ? 2048 : 32;
 
-    // Registers: the producer warpgroup gives up what the consumers take (64K per SM: 128 x 40 + 256 x 232).
-    static constexpr int kProducerLiveRegs = 40;
-    static constexpr int kConsumerLiveRegs = kNumMathWarpgroups == 1 ? 248 : 232;
+    // Registers: the producer warpgroup gives up what the consumers take, within the launch pool (two math
+    // warpgroups: 64512). Tiles of 192+ columns need 232 per consumer (128 x 40 + 256 x 232); narrower ones leave the
+    // producer 56 (128 x 56 + 256 x 224), which the grouped schedulers' producer code needs (it spilled at 40).
+    static constexpr bool kWideTile = kNumMathWarpgroups == 2 && kBlockN >= 192;
+    static constexpr int kProducerLiveRegs = kWideTile ? 40 : 56;
+    static constexpr int kConsumerLiveRegs = kNumMathWarpgroups == 1 ? 248 : kWideTile ? 232 : 224;
     static_assert(kProducerLiveRegs * 128 + kConsumerLiveRegs * kNumMathThreads <=
                       launch_regs_per_thread(kNumThreads) * kNumThreads,
                   "the warp roles' registers must fit the CTA's launch pool, or setmaxnreg.inc waits forever");

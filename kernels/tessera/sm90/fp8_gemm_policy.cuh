@@ -98,7 +98,9 @@ struct Fp8GemmPolicy {
     static constexpr int kNumWaves = kBlockM / kWaveRows;
     static constexpr int kNumMathThreads = 128 * kNumMathWarpgroups;
     static constexpr int kNumThreads = kNumMathThreads + 128;
-    static constexpr int kProducerRegs = 40;
+    // One-warpgroup tiles leave the pool half empty: their producer takes 56, since the masked and psum schedulers'
+    // producer code spilled at 40 (64-row masked tiles at K = 1536).
+    static constexpr int kProducerRegs = kNumMathWarpgroups == 1 ? 56 : 40;
     static constexpr int kMathRegs = kNumMathWarpgroups == 1 ? 248 : 232;
 
     // Registers per consumer thread: the FP32 main accumulator (kNumWaves * kBlockN/2), one temporary wgmma
