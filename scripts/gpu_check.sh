@@ -102,7 +102,7 @@ has() { [[ " $STEPS " == *" $1 "* ]]; }
 
 # DeepGEMM's test files whose kernels tessera has, run unmodified through the compatibility opt-in.
 acceptance() {
-    local t=peer/DeepGEMM/tests status=0
+    local t=$PWD/peer/DeepGEMM/tests status=0
     "$PY" tools/deepgemm_tests.py $t test_layout.py
     "$PY" tools/deepgemm_tests.py $t test_lazy_init.py -- --num-processes 1
     "$PY" tools/deepgemm_tests.py $t test_fp8_fp4.py \
