@@ -30,12 +30,13 @@ def missing(error):
 
 
 def tessera_private(ctx, module, name):
-    """tessera.<module>._<name>, the entry of a kernel whose public DeepGEMM name still raises NotImplementedError
-    (tessera/_pending.py) until an H200 run has verified it. Looked up when the row is built, but a module or name
-    that is not there yet becomes a call raising AttributeError, so that only that row's tessera column says so."""
+    """tessera.<module>.<name> once verified, else its entry tessera.<module>._<name> while the public DeepGEMM name
+    still raises NotImplementedError (tessera/_pending.py). Looked up when the row is built, but a module or name that
+    is not there becomes a call raising AttributeError, so that only that row's tessera column says so."""
     path = f"{ctx.tessera.__name__}.{module}"
     try:
-        return getattr(importlib.import_module(path), f"_{name}")
+        mod = importlib.import_module(path)
+        return getattr(mod, name) if hasattr(mod, name) else getattr(mod, f"_{name}")
     except (ImportError, AttributeError) as e:
         return missing(AttributeError(f"{path}._{name}: not available ({type(e).__name__}: {e})"))
 

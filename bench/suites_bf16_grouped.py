@@ -1,5 +1,5 @@
 """The grouped BF16 suite: DeepGEMM's grouped BF16 test shapes (tests/test_bf16.py) through tessera's private entries
-(tessera.bf16_gemm._m_grouped_bf16_gemm_*, _k_grouped_bf16_gemm_tn_contiguous; the public names stay in
+(tessera.bf16_gemm._m_grouped_bf16_gemm_*, k_grouped_bf16_gemm_tn_contiguous; the public names stay in
 tessera/_pending.py until an H200 run has verified them) and DeepGEMM's public functions, on the same tensors.
 
 * m-grouped contiguous: (groups, expected M) in {(4, 8192), (8, 4096)} x four (N, K), each group's M drawn as

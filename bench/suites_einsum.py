@@ -1,5 +1,5 @@
 """The einsum and HyperConnection suites (DeepGEMM's §1.6 group): shapes of tests/test_einsum.py and
-tests/test_hyperconnection.py through tessera's private entries (tessera.einsum_gemm._einsum and _fp8_einsum,
+tests/test_hyperconnection.py through tessera's private entries (tessera.einsum_gemm.einsum and fp8_einsum,
 tessera.hc_prenorm._tf32_hc_prenorm_gemm; the public names stay in tessera/_pending.py until an H200 run has verified
 them) and DeepGEMM's public functions, on the same tensors.
 

@@ -1,7 +1,7 @@
 """The indexer suite: the DeepSeek V3.2 lightning-indexer kernels on DeepGEMM's own test cases (tests/test_attention.py,
-SM90 branches) through tessera's private entries (tessera.fp8_gemm._fp8_gemm_nt_skip_head_mid,
-tessera.mqa_logits._fp8_fp4_mqa_logits, tessera.paged_mqa_logits._get_paged_mqa_logits_metadata and
-_fp8_fp4_paged_mqa_logits; the public names stay in tessera/_pending.py until an H200 run has verified them) and
+SM90 branches) through tessera's private entries (tessera.fp8_gemm.fp8_gemm_nt_skip_head_mid,
+tessera.mqa_logits._fp8_fp4_mqa_logits, tessera.paged_mqa_logits.get_paged_mqa_logits_metadata and
+fp8_fp4_paged_mqa_logits; the public names stay in tessera/_pending.py until an H200 run has verified them) and
 DeepGEMM's public functions, on the same tensors. A private entry not there yet reports 'unavailable' for its rows.
 
 * skip-head-mid: M in {128, 4096} x (N, K) in {(32768, 512), (8192, 512)}, head_splits (128, 64, 128), 1D2D FP8 with

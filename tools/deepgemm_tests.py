@@ -18,7 +18,7 @@ import sys
 
 def bind_pending(tessera):
     """Points each pending name at its implementation; prints the names that have none yet."""
-    from tessera._pending import AWAITING_GPU, LEGACY_AWAITING_GPU
+    from tessera._pending import AWAITING_GPU
     missing = []
     for name, target in AWAITING_GPU.items():
         module, function = target.split(":")
@@ -28,8 +28,6 @@ def bind_pending(tessera):
             missing.append(name)
         else:
             setattr(tessera, name, impl)
-    for name in LEGACY_AWAITING_GPU:
-        setattr(tessera.legacy, name, getattr(tessera.legacy, f"_{name}"))
     if missing:
         print(f"deepgemm_tests.py: no implementation yet for {', '.join(missing)}", flush=True)
 

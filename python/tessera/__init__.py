@@ -33,6 +33,17 @@ from .fp8_grouped import (  # noqa: E402
     k_grouped_fp8_gemm_nt_contiguous, k_grouped_fp8_gemm_tn_contiguous, m_grouped_fp8_fp4_gemm_nt_contiguous,
     m_grouped_fp8_fp4_gemm_nn_contiguous, m_grouped_fp8_fp4_gemm_nt_masked, fp8_m_grouped_gemm_nt_masked,
 )
+from .bf16_gemm import (  # noqa: E402
+    bf16_gemm_nt, bf16_gemm_nn, bf16_gemm_tn, bf16_gemm_tt, m_grouped_bf16_gemm_nt_contiguous,
+    m_grouped_bf16_gemm_nn_contiguous, m_grouped_bf16_gemm_nt_masked, k_grouped_bf16_gemm_tn_contiguous,
+)
+from .bf16_gemm import m_grouped_bf16_gemm_nt_masked as bf16_m_grouped_gemm_nt_masked  # noqa: E402  (DeepGEMM alias)
+from .cublaslt import cublaslt_gemm_nt, cublaslt_gemm_nn, cublaslt_gemm_tn, cublaslt_gemm_tt  # noqa: E402
+from .einsum_gemm import einsum, fp8_einsum  # noqa: E402
+from .fp8_gemm import fp8_gemm_nt_skip_head_mid  # noqa: E402
+from .paged_mqa_logits import (  # noqa: E402
+    get_paged_mqa_logits_metadata, fp8_fp4_paged_mqa_logits, fp8_paged_mqa_logits,
+)
 from ._pending import *  # noqa: E402,F401,F403  (names of the contract whose kernels have not landed yet)
 from . import legacy, testing, utils  # noqa: E402
 from .utils import *  # noqa: E402,F401,F403

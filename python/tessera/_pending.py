@@ -4,34 +4,15 @@ names tessera does not implement.
 Each public name here exists (so `import tessera as deep_gemm` and feature probes work) and raises
 NotImplementedError, a subclass of RuntimeError as DeepGEMM's errors are, naming the function and, where one exists,
 the implementation that awaits its GPU run. No name here silently returns. A name leaves AWAITING_GPU when its GPU
-tests and DeepGEMM's own tests have passed on the H200 (tools/deepgemm_tests.py --with-pending runs those through
-the implementations listed here); it is then imported from its module in tessera/__init__.py.
+tests pass on the H200 (tools/deepgemm_tests.py --with-pending runs DeepGEMM's own tests through the implementations
+listed here); it is then imported from its module in tessera/__init__.py.
 """
 # Public name -> "module:function" of its implementation in this package.
 AWAITING_GPU = {
-    **{f"bf16_gemm_{x}": f"bf16_gemm:_bf16_gemm_{x}" for x in ("nt", "nn", "tn", "tt")},
-    **{f"cublaslt_gemm_{x}": f"cublaslt:_cublaslt_gemm_{x}" for x in ("nt", "nn", "tn", "tt")},
-    "m_grouped_bf16_gemm_nt_contiguous": "bf16_gemm:_m_grouped_bf16_gemm_nt_contiguous",
-    "m_grouped_bf16_gemm_nn_contiguous": "bf16_gemm:_m_grouped_bf16_gemm_nn_contiguous",
-    "m_grouped_bf16_gemm_nt_masked": "bf16_gemm:_m_grouped_bf16_gemm_nt_masked",
-    "bf16_m_grouped_gemm_nt_masked": "bf16_gemm:_m_grouped_bf16_gemm_nt_masked",
-    "k_grouped_bf16_gemm_tn_contiguous": "bf16_gemm:_k_grouped_bf16_gemm_tn_contiguous",
-    "einsum": "einsum_gemm:_einsum",
-    "fp8_einsum": "einsum_gemm:_fp8_einsum",
     "tf32_hc_prenorm_gemm": "hc_prenorm:_tf32_hc_prenorm_gemm",
-    "fp8_gemm_nt_skip_head_mid": "fp8_gemm:_fp8_gemm_nt_skip_head_mid",
     "fp8_fp4_mqa_logits": "mqa_logits:_fp8_fp4_mqa_logits",
     "fp8_mqa_logits": "mqa_logits:_fp8_mqa_logits",
-    "get_paged_mqa_logits_metadata": "paged_mqa_logits:_get_paged_mqa_logits_metadata",
-    "fp8_fp4_paged_mqa_logits": "paged_mqa_logits:_fp8_fp4_paged_mqa_logits",
-    "fp8_paged_mqa_logits": "paged_mqa_logits:_fp8_paged_mqa_logits",
 }
-# tessera.legacy's names, likewise (implementations in tessera.legacy, as _<name>).
-LEGACY_AWAITING_GPU = [
-    "m_grouped_bf16_gemm_nt_contiguous_tl", "m_grouped_bf16_gemm_nn_contiguous_tl",
-    "a_fused_m_grouped_bf16_gemm_nt_contiguous_tl", "a_fused_m_grouped_bf16_gemm_nn_contiguous_tl",
-    "a_fused_k_grouped_bf16_gemm_tn_contiguous_tl", "b_fused_k_grouped_bf16_gemm_tn_contiguous_tl",
-]
 # Not implemented: Mega MoE is SM100-only in DeepGEMM; fused MoE on Hopper is a later family.
 NOT_IMPLEMENTED = ["fp8_fp4_mega_moe", "bf16_mega_moe"]
 

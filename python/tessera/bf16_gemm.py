@@ -15,31 +15,31 @@ def _bf16_gemm(op, a, b, d, c):
     _gemm(op, a, b, d, c, _C.bf16_gemm_nt)
 
 
-def _bf16_gemm_nt(a, b, d, c=None, compiled_dims="nk"):
+def bf16_gemm_nt(a, b, d, c=None, compiled_dims="nk"):
     """a [M, K], b [N, K]."""
     _bf16_gemm("bf16_gemm_nt", a, b, d, c)
 
 
-def _bf16_gemm_nn(a, b, d, c=None, compiled_dims="nk"):
+def bf16_gemm_nn(a, b, d, c=None, compiled_dims="nk"):
     """a [M, K], b given as [K, N]."""
     _check("bf16_gemm_nn", "b", b, (torch.bfloat16,))
     _bf16_gemm("bf16_gemm_nn", a, b.T, d, c)
 
 
-def _bf16_gemm_tn(a, b, d, c=None, compiled_dims="mn"):
+def bf16_gemm_tn(a, b, d, c=None, compiled_dims="mn"):
     """a given as [K, M], b as [K, N]."""
     _check("bf16_gemm_tn", "a", a, (torch.bfloat16,))
     _check("bf16_gemm_tn", "b", b, (torch.bfloat16,))
     _bf16_gemm("bf16_gemm_tn", a.T, b.T, d, c)
 
 
-def _bf16_gemm_tt(a, b, d, c=None, compiled_dims="mn"):
+def bf16_gemm_tt(a, b, d, c=None, compiled_dims="mn"):
     """a given as [K, M], b as [N, K]."""
     _check("bf16_gemm_tt", "a", a, (torch.bfloat16,))
     _bf16_gemm("bf16_gemm_tt", a.T, b, d, c)
 
 
-def _m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, compiled_dims="nk", use_psum_layout=False,
+def m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, compiled_dims="nk", use_psum_layout=False,
                                        ensure_zero_padding=True, expected_m_for_psum_layout=None):
     """a [M, K], b [G, N, K] (K- or MN-major), d [M, N] BF16; grouped_layout int32: the group of each row (-1:
     padding, written as zeros), or with use_psum_layout each group's end row. (ensure_zero_padding: padding rows are
@@ -55,15 +55,15 @@ def _m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, compiled_dims="n
                                          int(expected_m_for_psum_layout or 0))
 
 
-def _m_grouped_bf16_gemm_nn_contiguous(a, b, d, grouped_layout, compiled_dims="nk", use_psum_layout=False,
+def m_grouped_bf16_gemm_nn_contiguous(a, b, d, grouped_layout, compiled_dims="nk", use_psum_layout=False,
                                        ensure_zero_padding=True, expected_m_for_psum_layout=None):
     """b given as [G, K, N]."""
     _check("m_grouped_bf16_gemm_nn_contiguous", "b", b, (torch.bfloat16,), ndim=3)
-    _m_grouped_bf16_gemm_nt_contiguous(a, b.mT, d, grouped_layout, compiled_dims, use_psum_layout,
+    m_grouped_bf16_gemm_nt_contiguous(a, b.mT, d, grouped_layout, compiled_dims, use_psum_layout,
                                        ensure_zero_padding, expected_m_for_psum_layout)
 
 
-def _m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, compiled_dims="nk"):
+def m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, compiled_dims="nk"):
     """a [G, M_max, K], b [G, N, K], d [G, M_max, N] BF16; rows from masked_m[g] on are not written."""
     op = "m_grouped_bf16_gemm_nt_masked"
     _check(op, "a", a, (torch.bfloat16,), ndim=3)
@@ -72,7 +72,7 @@ def _m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, compiled_dims=
     _C.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, int(expected_m))
 
 
-def _k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, compiled_dims="mn",
+def k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, compiled_dims="mn",
                                        use_psum_layout=False):
     """D[g] = C[g] + A_gᵀ @ B_g (FP32, or BF16) with a [sum K, M], b [sum K, N] row-major BF16 and group g the rows
     [k_0 + ... + k_{g-1}, + k_g) of both; ks_cpu lists each k_g (multiples of 128), grouped_layout holds them on the

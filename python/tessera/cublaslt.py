@@ -24,25 +24,25 @@ def _cublaslt_bmm_nt(a, b, d):
     _C.cublaslt_bmm_nt(a, b, d, handle=_handle())
 
 
-def _cublaslt_gemm_nt(a, b, d, c=None):
+def cublaslt_gemm_nt(a, b, d, c=None):
     """a [M, K], b [N, K]."""
     _gemm("cublaslt_gemm_nt", a, b, d, c, _lt, _IN)
 
 
-def _cublaslt_gemm_nn(a, b, d, c=None):
+def cublaslt_gemm_nn(a, b, d, c=None):
     """b given as [K, N]."""
     _check("cublaslt_gemm_nn", "b", b, _IN)
     _gemm("cublaslt_gemm_nn", a, b.T, d, c, _lt, _IN)
 
 
-def _cublaslt_gemm_tn(a, b, d, c=None):
+def cublaslt_gemm_tn(a, b, d, c=None):
     """a given as [K, M], b as [K, N]."""
     _check("cublaslt_gemm_tn", "a", a, _IN)
     _check("cublaslt_gemm_tn", "b", b, _IN)
     _gemm("cublaslt_gemm_tn", a.T, b.T, d, c, _lt, _IN)
 
 
-def _cublaslt_gemm_tt(a, b, d, c=None):
+def cublaslt_gemm_tt(a, b, d, c=None):
     """a given as [K, M], b as [N, K]."""
     _check("cublaslt_gemm_tt", "a", a, _IN)
     _gemm("cublaslt_gemm_tt", a.T, b, d, c, _lt, _IN)

@@ -68,7 +68,7 @@ def _per_head(expr, a, b, d, c, use_cublaslt):
         _C.bf16_bmm_nt(a3, b3, d3)
 
 
-def _einsum(expr, a, b, d, c=None, use_cublaslt=False):
+def einsum(expr, a, b, d, c=None, use_cublaslt=False):
     """DeepGEMM's einsum(expr, a, b, d, c=None, use_cublaslt=False): writes d in place."""
     if not isinstance(expr, str):
         raise InvalidArgument(f"einsum: argument 'expr': expected a string, got {type(expr).__name__}")
@@ -82,7 +82,7 @@ def _einsum(expr, a, b, d, c=None, use_cublaslt=False):
                               f"{', '.join(repr(x) for x in _SUPPORTED)})")
 
 
-def _fp8_einsum(expr, a, b, d, c=None, recipe=(1, 128, 128)):
+def fp8_einsum(expr, a, b, d, c=None, recipe=(1, 128, 128)):
     """DeepGEMM's fp8_einsum on SM90: 'bhr,hdr->bhd' with a = (x [B, H, R] e4m3, sfx [B, H, ceil(R/128)] FP32), b =
     (y [H, D, R] e4m3, sfy [H, ceil(D/128), ceil(R/128)] FP32), d [B, H, D] BF16: one FP8 GEMM batched over the
     heads (1D2D), reading x and d through permuted views. The other expressions are SM100-only in DeepGEMM."""

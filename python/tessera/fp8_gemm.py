@@ -88,7 +88,7 @@ def _fp8_gemm_nt_py(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
 fp8_gemm_nt = _C.fp8_gemm_nt_entry
 
 
-def _fp8_gemm_nt_skip_head_mid(a, b, d, head_splits, recipe=None, compiled_dims="nk", disable_ue8m0_cast=False):
+def fp8_gemm_nt_skip_head_mid(a, b, d, head_splits, recipe=None, compiled_dims="nk", disable_ue8m0_cast=False):
     """fp8_gemm_nt (1D2D) whose product [M, N] lands in d [M, N / (l + r) * (l + m + r)] head by head, with
     head_splits = (l, m, r): each head's l columns, then m columns of d left untouched, then its r columns. The
     public name routes here once it has passed on the H200 (tessera/_pending.py until then)."""

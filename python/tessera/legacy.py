@@ -3,17 +3,19 @@
 The a-fused / b-fused variants read one operand's rows through an index list; SM90 TMA has no row gather, so those
 rows are gathered into a temporary first (one extra read and write of that operand). The k-grouped variants read the
 groups' ranges from the device (k_start, k_end): one host synchronization per call, as ks_cpu is what the kernel
-plans with. Until the BF16 kernels have passed on the H200 these names stay as in tessera/_pending.py: each exists
-and raises NotImplementedError.
+plans with.
 """
 import torch
 
 from . import _C
 from ._C import InvalidArgument
 from ._args import check_tensor as _check
-from ._pending import LEGACY_AWAITING_GPU, _make_pending
 
-__all__ = list(LEGACY_AWAITING_GPU)
+__all__ = [
+    "m_grouped_bf16_gemm_nt_contiguous_tl", "m_grouped_bf16_gemm_nn_contiguous_tl",
+    "a_fused_m_grouped_bf16_gemm_nt_contiguous_tl", "a_fused_m_grouped_bf16_gemm_nn_contiguous_tl",
+    "a_fused_k_grouped_bf16_gemm_tn_contiguous_tl", "b_fused_k_grouped_bf16_gemm_tn_contiguous_tl",
+]
 
 
 def _m_grouped_tl(a, b, d, m_indices, op="m_grouped_bf16_gemm_nt_contiguous_tl"):
@@ -84,29 +86,25 @@ def _triple(op, name, x):
     return first, second, third
 
 
-def _m_grouped_bf16_gemm_nt_contiguous_tl(a, b, d, m_indices):
+def m_grouped_bf16_gemm_nt_contiguous_tl(a, b, d, m_indices):
     _m_grouped_tl(a, b, d, m_indices)
 
 
-def _m_grouped_bf16_gemm_nn_contiguous_tl(a, b, d, m_indices):
+def m_grouped_bf16_gemm_nn_contiguous_tl(a, b, d, m_indices):
     _m_grouped_tl(a, b.mT, d, m_indices)
 
 
-def _a_fused_m_grouped_bf16_gemm_nt_contiguous_tl(a, b, d, mappings):
+def a_fused_m_grouped_bf16_gemm_nt_contiguous_tl(a, b, d, mappings):
     _a_fused_m_grouped_tl(a, b, d, mappings)
 
 
-def _a_fused_m_grouped_bf16_gemm_nn_contiguous_tl(a, b, d, mappings):
+def a_fused_m_grouped_bf16_gemm_nn_contiguous_tl(a, b, d, mappings):
     _a_fused_m_grouped_tl(a, b.mT, d, mappings)
 
 
-def _a_fused_k_grouped_bf16_gemm_tn_contiguous_tl(a, b, d, handle, acc):
+def a_fused_k_grouped_bf16_gemm_tn_contiguous_tl(a, b, d, handle, acc):
     _k_grouped_tl("a_fused_k_grouped_bf16_gemm_tn_contiguous_tl", a, b, d, handle, acc, "a")
 
 
-def _b_fused_k_grouped_bf16_gemm_tn_contiguous_tl(a, b, d, handle, acc):
+def b_fused_k_grouped_bf16_gemm_tn_contiguous_tl(a, b, d, handle, acc):
     _k_grouped_tl("b_fused_k_grouped_bf16_gemm_tn_contiguous_tl", a, b, d, handle, acc, "b")
-
-
-for _name in __all__:
-    globals()[_name] = _make_pending(_name, "tessera.legacy", f"legacy:_{_name}")

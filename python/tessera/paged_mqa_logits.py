@@ -28,7 +28,7 @@ def _no_indices(op, indices):
                                   f"SM90 takes None")
 
 
-def _get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms, indices=None):
+def get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms, indices=None):
     """context_lens int32 [B, next_n] (CUDA) -> int32 [num_sms + 1, 2] on its device: the split of the work over
     num_sms SMs (the logits call must run on that many: pass get_num_sms())."""
     op = "get_paged_mqa_logits_metadata"
@@ -64,7 +64,7 @@ def _paged_mqa_logits(op, q, kv_cache, weights, context_lens, block_table, sched
     return logits
 
 
-def _fp8_fp4_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len,
+def fp8_fp4_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len,
                               clean_logits=False, logits_dtype=torch.float32, indices=None):
     """q = (Q E4M3 [B, next_n, H, D], None); kv_cache uint8 [num_blocks, 64, 1, D + 4] (64 tokens of D E4M3 bytes,
     then their 64 FP32 scales, per block); weights FP32 [B * next_n, H]; context_lens int32 [B, next_n]; block_table
@@ -80,7 +80,7 @@ def _fp8_fp4_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, s
                              clean_logits, logits_dtype)
 
 
-def _fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len,
+def fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len,
                           clean_logits=False, indices=None):
     """The legacy form: q is the E4M3 tensor itself, the logits are FP32."""
     op = "fp8_paged_mqa_logits"

@@ -12,7 +12,7 @@ from tessera import bf16_gemm as g  # noqa: E402
 from tessera.testing import calc_diff  # noqa: E402
 
 NK = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
-LAYOUTS = {"nt": g._bf16_gemm_nt, "nn": g._bf16_gemm_nn, "tn": g._bf16_gemm_tn, "tt": g._bf16_gemm_tt}
+LAYOUTS = {"nt": g.bf16_gemm_nt, "nn": g.bf16_gemm_nn, "tn": g.bf16_gemm_tn, "tt": g.bf16_gemm_tt}
 
 
 def operands(m, n, k, layout):
@@ -77,7 +77,7 @@ def test_c_distinct_from_d_is_added_and_left_alone():
     c = torch.randn(256, 384, device="cuda", dtype=torch.float32)
     c_before = c.clone()
     d = torch.full_like(c, float("nan"))
-    g._bf16_gemm_nt(a, b, d, c=c)
+    g.bf16_gemm_nt(a, b, d, c=c)
     assert torch.equal(c, c_before)
     assert calc_diff(d, a.double() @ b.double().T + c.double()) < 1e-5
 
@@ -86,10 +86,10 @@ def test_empty_k_gives_c_or_zeros():
     a, b = torch.empty(64, 0, device="cuda", dtype=torch.bfloat16), torch.empty(32, 0, device="cuda",
                                                                                  dtype=torch.bfloat16)
     d = torch.full((64, 32), float("nan"), device="cuda", dtype=torch.bfloat16)
-    g._bf16_gemm_nt(a, b, d)
+    g.bf16_gemm_nt(a, b, d)
     assert torch.equal(d, torch.zeros_like(d))
     c = torch.randn_like(d)
-    g._bf16_gemm_nt(a, b, d, c=c)
+    g.bf16_gemm_nt(a, b, d, c=c)
     assert torch.equal(d, c)
 
 
@@ -98,21 +98,21 @@ def test_bad_inputs_raise_before_launch():
     b = torch.randn(64, 256, device="cuda", dtype=torch.bfloat16)
     d = torch.full((128, 64), 7.0, device="cuda", dtype=torch.bfloat16)
     with pytest.raises(TypeError, match="argument 'a': expected dtype bfloat16, got float32"):
-        g._bf16_gemm_nt(a.float(), b, d)
+        g.bf16_gemm_nt(a.float(), b, d)
     with pytest.raises(TypeError, match="argument 'd': expected dtype bfloat16 or float32, got float16"):
-        g._bf16_gemm_nt(a, b, d.half())
+        g.bf16_gemm_nt(a, b, d.half())
     with pytest.raises(ValueError, match="argument 'b': expected K = 256"):
-        g._bf16_gemm_nt(a, b[:, :128], d)
+        g.bf16_gemm_nt(a, b[:, :128], d)
     with pytest.raises(ValueError, match=r"argument 'd': expected shape \(128, 64\)"):
-        g._bf16_gemm_nt(a, b, d[:, :32])
+        g.bf16_gemm_nt(a, b, d[:, :32])
     with pytest.raises(TypeError, match="argument 'c': expected dtype bfloat16"):
-        g._bf16_gemm_nt(a, b, d, c=d.float())
+        g.bf16_gemm_nt(a, b, d, c=d.float())
     with pytest.raises(ValueError, match="expected K-major .* or MN-major"):
-        g._bf16_gemm_nt(a[:, ::2], b[:, ::2], d)
+        g.bf16_gemm_nt(a[:, ::2], b[:, ::2], d)
     with pytest.raises(ValueError, match="row stride of a multiple of 16 bytes"):
-        g._bf16_gemm_nt(a[:, :100].contiguous(), b[:, :100].contiguous(), d)
+        g.bf16_gemm_nt(a[:, :100].contiguous(), b[:, :100].contiguous(), d)
     with pytest.raises(RuntimeError):  # every argument error is also a RuntimeError, as DeepGEMM's are
-        g._bf16_gemm_nt(a, b, d[:, :32])
+        g.bf16_gemm_nt(a, b, d[:, :32])
     assert bool((d == 7.0).all()), "a rejected call wrote d"
 
 
@@ -151,9 +151,9 @@ def test_contiguous_per_row_ids(rows, n, k, mn_b):
     b_nt, b_nn, b = grouped_b(groups, n, k, mn_b)
     d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     if mn_b:
-        g._m_grouped_bf16_gemm_nn_contiguous(a, b_nn, d, layout)
+        g.m_grouped_bf16_gemm_nn_contiguous(a, b_nn, d, layout)
     else:
-        g._m_grouped_bf16_gemm_nt_contiguous(a, b_nt, d, layout)
+        g.m_grouped_bf16_gemm_nt_contiguous(a, b_nt, d, layout)
     ref = torch.zeros(m, n, device="cuda", dtype=torch.float64)
     valid = layout >= 0
     for grp in range(groups):
@@ -177,7 +177,7 @@ def test_contiguous_psum_layout(mn_b):
     b_nt, b_nn, b = grouped_b(len(rows), n, k, mn_b)
     d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     layout = torch.tensor(ends, device="cuda", dtype=torch.int32)
-    fn = g._m_grouped_bf16_gemm_nn_contiguous if mn_b else g._m_grouped_bf16_gemm_nt_contiguous
+    fn = g.m_grouped_bf16_gemm_nn_contiguous if mn_b else g.m_grouped_bf16_gemm_nt_contiguous
     fn(a, b_nn if mn_b else b_nt, d, layout, use_psum_layout=True, expected_m_for_psum_layout=200)
     begin = 0
     for grp, end in enumerate(ends):
@@ -194,7 +194,7 @@ def test_masked_rows_past_masked_m_untouched(groups, m_max, n, k, expected):
     counts = [min(m_max, max(0, int(expected * f))) for f in (0.0, 1.3, 0.7, 1.0, 1.1, 0.9)[:groups]]
     masked_m = torch.tensor(counts, device="cuda", dtype=torch.int32)
     d = torch.full((groups, m_max, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-    g._m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected)
+    g.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected)
     for grp, c in enumerate(counts):
         assert torch.isnan(d[grp, c:]).all(), f"group {grp}: rows past masked_m written"
         if c:
@@ -215,7 +215,7 @@ def test_k_grouped_tn_accumulates_into_c(m, n, ks, out):
         ref[grp] += a[start:start + k].double().T @ b[start:start + k].double()
         start += k
     d = c.clone()  # c is d: accumulate in place
-    g._k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks, torch.tensor(ks, device="cuda", dtype=torch.int32), c=d)
+    g.k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks, torch.tensor(ks, device="cuda", dtype=torch.int32), c=d)
     for grp, k in enumerate(ks):
         if k == 0:
             assert torch.equal(d[grp], c[grp]), "an empty group must leave C"

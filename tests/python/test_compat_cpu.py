@@ -33,8 +33,7 @@ def test_install_as_deep_gemm_resolves_every_submodule(clean_modules):
     assert calc_diff is tessera.testing.calc_diff and per_block_cast_to_fp8 is tessera.utils.per_block_cast_to_fp8
     assert all(callable(f) for f in (bench_kineto, count_bytes, align, get_mn_major_tma_aligned_tensor,
                                      per_token_cast_to_fp8, init_dist))
-    with pytest.raises(NotImplementedError, match="tessera.legacy.m_grouped_bf16_gemm_nt_contiguous_tl"):
-        m_grouped_bf16_gemm_nt_contiguous_tl()
+    assert m_grouped_bf16_gemm_nt_contiguous_tl is tessera.legacy.m_grouped_bf16_gemm_nt_contiguous_tl
     assert all(name in sys.modules for name in DEEP_GEMM_MODULES)
     assert tessera.install_as_deep_gemm() is tessera  # twice is fine
 

@@ -8,8 +8,8 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 from tessera import cublaslt as lt  # noqa: E402
 from tessera.testing import calc_diff  # noqa: E402
 
-LAYOUTS = {"nt": lt._cublaslt_gemm_nt, "nn": lt._cublaslt_gemm_nn, "tn": lt._cublaslt_gemm_tn,
-           "tt": lt._cublaslt_gemm_tt}
+LAYOUTS = {"nt": lt.cublaslt_gemm_nt, "nn": lt.cublaslt_gemm_nn, "tn": lt.cublaslt_gemm_tn,
+           "tt": lt.cublaslt_gemm_tt}
 
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
@@ -39,7 +39,7 @@ def test_fp8_k_major_unscaled(m, n, k, out):
     a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
     b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)
     d = torch.full((m, n), float("nan"), device="cuda", dtype=out)
-    lt._cublaslt_gemm_nt(a, b, d)
+    lt.cublaslt_gemm_nt(a, b, d)
     assert calc_diff(d, a.double() @ b.double().T) < 1e-5
 
 
@@ -48,7 +48,7 @@ def test_fp8_in_another_layout_is_refused():
     b = torch.randn(256, 64, device="cuda").to(torch.float8_e4m3fn)
     d = torch.full((128, 64), 7.0, device="cuda", dtype=torch.bfloat16)
     with pytest.raises(ValueError, match="FP8 operands must be K-major"):
-        lt._cublaslt_gemm_nn(a, b, d)
+        lt.cublaslt_gemm_nn(a, b, d)
     assert bool((d == 7.0).all())
 
 
@@ -74,7 +74,7 @@ def test_deepgemm_switches(variable):
             "a = torch.randn(256, 512, device='cuda', dtype=torch.bfloat16)\n"
             "b = torch.randn(384, 512, device='cuda', dtype=torch.bfloat16)\n"
             "d = torch.empty(256, 384, device='cuda')\n"
-            "for _ in range(3): lt._cublaslt_gemm_nt(a, b, d)\n"
+            "for _ in range(3): lt.cublaslt_gemm_nt(a, b, d)\n"
             "assert calc_diff(d, a.double() @ b.double().T) < 1e-5\n"
             f"assert tessera._C.cublaslt_framework_handle() == {variable == 'DG_USE_PYTORCH_CUBLASLT_HANDLE'}\n")
     env = dict(os.environ, **{variable: "1"})

@@ -1,14 +1,14 @@
 """einsum on the GPU ('bmk,bnk->mn' summed over the batch, 'bhr,hdr->bhd' and 'bhd,hdr->bhr' batched over heads, the
 last two also through cuBLASLt): DeepGEMM's test shapes and tolerances against float64 (the sum) and torch.einsum
 (cuBLAS, the heads: DeepGEMM asks calc_diff < 1e-10 there), outputs poisoned first, bad inputs raising with nothing
-written. Reached through tessera.einsum_gemm._einsum until the public name routes there."""
+written. Reached through tessera.einsum_gemm.einsum until the public name routes there."""
 import pytest
 
 torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU")]
 
 import tessera  # noqa: E402
-from tessera.einsum_gemm import _einsum  # noqa: E402
+from tessera.einsum_gemm import einsum  # noqa: E402
 from tessera.testing import calc_diff  # noqa: E402
 
 BMK = [(128, 384, 128), (256, 256, 256), (384, 128, 384)]
@@ -25,10 +25,10 @@ def test_bmk_bnk_mn(s, m, n, k, out):
     if out == torch.float32:
         d = torch.randn(m, n, device="cuda")  # accumulated onto, in place (c is d)
         ref = ref + d.double()
-        _einsum("bmk,bnk->mn", a, b, d, c=d)
+        einsum("bmk,bnk->mn", a, b, d, c=d)
     else:
         d = torch.full((m, n), float("nan"), device="cuda", dtype=out)
-        _einsum("bmk,bnk->mn", a, b, d)
+        einsum("bmk,bnk->mn", a, b, d)
     assert not torch.isnan(d).any()
     assert calc_diff(d, ref) < 1e-5
 
@@ -38,11 +38,11 @@ def test_bmk_bnk_mn_fp32_without_c_overwrites_and_separate_c_is_added():
     b = torch.randn(33, 192, 64, device="cuda", dtype=torch.bfloat16)
     ref = torch.einsum("bmk,bnk->mn", a.double(), b.double())
     d = torch.full((128, 192), float("nan"), device="cuda")
-    _einsum("bmk,bnk->mn", a, b, d)
+    einsum("bmk,bnk->mn", a, b, d)
     assert calc_diff(d, ref) < 1e-5
     c = torch.randn(128, 192, device="cuda")
     c_before = c.clone()
-    _einsum("bmk,bnk->mn", a, b, d, c=c)
+    einsum("bmk,bnk->mn", a, b, d, c=c)
     assert calc_diff(d, ref + c.double()) < 1e-5
     assert torch.equal(c, c_before)
 
@@ -57,7 +57,7 @@ def test_per_head_matches_cublas(h, r, dim, bsz, expr, use_cublaslt):
     y = torch.randn(h, dim, r + 128, device="cuda", dtype=torch.bfloat16)[:, :, :r]
     ref = torch.einsum(expr, x, y)
     z = torch.full(tuple(ref.shape), float("nan"), device="cuda", dtype=torch.bfloat16)
-    _einsum(expr, x, y, z, use_cublaslt=use_cublaslt)
+    einsum(expr, x, y, z, use_cublaslt=use_cublaslt)
     assert not torch.isnan(z).any()
     assert calc_diff(z, ref) < 1e-10
 
@@ -74,7 +74,7 @@ def test_per_head_strided_views_and_odd_sizes(expr):
     out_last = dim if expr.endswith("bhd") else r
     zb = torch.full((bsz, h + 1, out_last + 8), float("nan"), device="cuda", dtype=torch.bfloat16)
     z = zb[:, :h, :out_last]
-    _einsum(expr, x, y, z)
+    einsum(expr, x, y, z)
     assert calc_diff(z, ref) < 1e-5
     assert torch.isnan(zb[:, h:, :]).all() and torch.isnan(zb[:, :, out_last:]).all(), "wrote outside d's view"
 
@@ -84,13 +84,13 @@ def test_bad_inputs_raise_and_write_nothing():
     b = torch.randn(4, 128, 64, device="cuda", dtype=torch.bfloat16)
     d = torch.full((128, 128), 3.0, device="cuda")
     with pytest.raises(tessera.InvalidArgument, match="multiple of 64"):
-        _einsum("bmk,bnk->mn", a[:, :, :48].contiguous(), b[:, :, :48].contiguous(), d, c=d)
+        einsum("bmk,bnk->mn", a[:, :, :48].contiguous(), b[:, :, :48].contiguous(), d, c=d)
     with pytest.raises(tessera.InvalidArgument, match="contiguous"):
-        _einsum("bmk,bnk->mn", a.transpose(1, 2).contiguous().transpose(1, 2), b, d, c=d)
+        einsum("bmk,bnk->mn", a.transpose(1, 2).contiguous().transpose(1, 2), b, d, c=d)
     with pytest.raises(tessera.InvalidArgument, match="argument 'c': expected None with a BF16 d"):
-        _einsum("bmk,bnk->mn", a, b, d.bfloat16(), c=d.bfloat16())
+        einsum("bmk,bnk->mn", a, b, d.bfloat16(), c=d.bfloat16())
     with pytest.raises(tessera.InvalidArgument, match="use_cublaslt"):
-        _einsum("bmk,bnk->mn", a, b, d, c=d, use_cublaslt=True)
+        einsum("bmk,bnk->mn", a, b, d, c=d, use_cublaslt=True)
     torch.cuda.synchronize()
     assert (d == 3.0).all()
 
@@ -99,14 +99,14 @@ def test_empty_and_zero_batch():
     a = torch.empty(0, 128, 64, device="cuda", dtype=torch.bfloat16)
     b = torch.empty(0, 64, 64, device="cuda", dtype=torch.bfloat16)
     d = torch.full((128, 64), 5.0, device="cuda")
-    _einsum("bmk,bnk->mn", a, b, d, c=d)
+    einsum("bmk,bnk->mn", a, b, d, c=d)
     assert (d == 5.0).all()
-    _einsum("bmk,bnk->mn", a, b, d)
+    einsum("bmk,bnk->mn", a, b, d)
     assert (d == 0).all()
     x = torch.randn(3, 2, 0, device="cuda", dtype=torch.bfloat16)
     y = torch.randn(2, 8, 0, device="cuda", dtype=torch.bfloat16)
     z = torch.full((3, 2, 8), 1.0, device="cuda", dtype=torch.bfloat16)
-    _einsum("bhr,hdr->bhd", x, y, z)
+    einsum("bhr,hdr->bhd", x, y, z)
     assert (z == 0).all()
 
 
@@ -114,7 +114,7 @@ def test_empty_and_zero_batch():
 def test_fp8_bhr_hdr_bhd(bsz):
     # DeepGEMM's shape (H, R, D) = (8, 4096, 1024) with per-token x scales and per-block y scales, against the
     # dequantized product (DeepGEMM asks calc_diff < 1e-3 against the BF16 inputs' product).
-    from tessera.einsum_gemm import _fp8_einsum
+    from tessera.einsum_gemm import fp8_einsum
     from tessera.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
     h, r, dim = 8, 4096, 1024
     x = torch.randn(bsz, h, r, device="cuda", dtype=torch.bfloat16)
@@ -126,6 +126,6 @@ def test_fp8_bhr_hdr_bhd(bsz):
     for i in range(h):
         y8[i], sfy[i] = per_block_cast_to_fp8(y[i], use_ue8m0=True)
     z = torch.full((bsz, h, dim), float("nan"), device="cuda", dtype=torch.bfloat16)
-    _fp8_einsum("bhr,hdr->bhd", (x8, sfx), (y8, sfy), z)
+    fp8_einsum("bhr,hdr->bhd", (x8, sfx), (y8, sfy), z)
     assert not torch.isnan(z).any()
     assert calc_diff(z, torch.einsum("bhr,hdr->bhd", x.double(), y.double())) < 1e-3

@@ -33,9 +33,9 @@ def test_m_grouped_contiguous_tl(layout):
     a, b, ids, ref = m_grouped([100, 256, 3], 512, 1024)
     d = torch.full(tuple(ref.shape), float("nan"), device="cuda", dtype=torch.bfloat16)
     if layout == "nt":
-        legacy._m_grouped_bf16_gemm_nt_contiguous_tl(a, b, d, ids)
+        legacy.m_grouped_bf16_gemm_nt_contiguous_tl(a, b, d, ids)
     else:
-        legacy._m_grouped_bf16_gemm_nn_contiguous_tl(a, b.mT.contiguous(), d, ids)
+        legacy.m_grouped_bf16_gemm_nn_contiguous_tl(a, b.mT.contiguous(), d, ids)
     assert calc_diff(d, ref) < 1e-5
 
 
@@ -45,7 +45,7 @@ def test_a_fused_m_grouped_gathers_rows():
     shuffled = torch.empty_like(a)
     shuffled[perm.long()] = a  # row perm[r] of `shuffled` holds row r of a
     d = torch.full(tuple(ref.shape), float("nan"), device="cuda", dtype=torch.bfloat16)
-    legacy._a_fused_m_grouped_bf16_gemm_nt_contiguous_tl(shuffled, b, d, (ids, perm))
+    legacy.a_fused_m_grouped_bf16_gemm_nt_contiguous_tl(shuffled, b, d, (ids, perm))
     assert calc_diff(d, ref) < 1e-5
 
 
@@ -69,7 +69,7 @@ def test_k_grouped_tl(fused, acc):
         ref[g] += a[s:s + k].double().T @ b[s:s + k].double()
     d = c.clone()
     args = (gathered, b) if fused == "a" else (a, gathered)
-    fn = legacy._a_fused_k_grouped_bf16_gemm_tn_contiguous_tl if fused == "a" else \
-        legacy._b_fused_k_grouped_bf16_gemm_tn_contiguous_tl
+    fn = legacy.a_fused_k_grouped_bf16_gemm_tn_contiguous_tl if fused == "a" else \
+        legacy.b_fused_k_grouped_bf16_gemm_tn_contiguous_tl
     fn(*args, d, (perm, starts, ends), acc)
     assert calc_diff(d, ref) < 1e-5

@@ -25,25 +25,25 @@ def inputs(batch=B, next_n=NEXT_N, heads=H, dim=D, blocks=8, max_blocks=4):
 def call(**overrides):
     kwargs = inputs()
     kwargs.update(overrides)
-    return p._fp8_fp4_paged_mqa_logits(**kwargs)
+    return p.fp8_fp4_paged_mqa_logits(**kwargs)
 
 
 def test_well_formed_host_tensors_reach_the_device_check():
     with pytest.raises(tessera.InvalidArgument, match="fp8_paged_mqa_logits: argument 'q': expected a CUDA tensor"):
         call()
     with pytest.raises(tessera.InvalidArgument, match="argument 'context_lens': expected a CUDA tensor"):
-        p._get_paged_mqa_logits_metadata(torch.zeros(4, 2, dtype=torch.int32), 64, 132)
+        p.get_paged_mqa_logits_metadata(torch.zeros(4, 2, dtype=torch.int32), 64, 132)
     k = inputs()
     k["q"] = k["q"][0]
     with pytest.raises(tessera.InvalidArgument, match="expected a CUDA tensor"):
-        p._fp8_paged_mqa_logits(**k)
+        p.fp8_paged_mqa_logits(**k)
 
 
 def test_sm100_only_forms_raise_runtime_errors():
     ctx = torch.zeros(4, 2, dtype=torch.int32)
     cases = [
-        (lambda: p._get_paged_mqa_logits_metadata(ctx, 64, 132, indices=ctx), "'indices'"),
-        (lambda: p._get_paged_mqa_logits_metadata(ctx, 32, 132), "block_kv': 32 is SM100-only"),
+        (lambda: p.get_paged_mqa_logits_metadata(ctx, 64, 132, indices=ctx), "'indices'"),
+        (lambda: p.get_paged_mqa_logits_metadata(ctx, 32, 132), "block_kv': 32 is SM100-only"),
         (lambda: call(indices=torch.zeros(3, dtype=torch.int32)), "'indices'"),
         (lambda: call(q=(inputs()["q"][0], torch.ones(B, NEXT_N, H))), "FP4 queries"),
         (lambda: call(q=(torch.zeros(B, 3, H, D, dtype=torch.float8_e4m3fn), None),
@@ -59,7 +59,7 @@ def test_sm100_only_forms_raise_runtime_errors():
 
 def test_one_dimensional_context_lens_are_refused():
     with pytest.raises(tessera.InvalidArgument, match=r"context_lens.dim\(\) == 2"):
-        p._get_paged_mqa_logits_metadata(torch.zeros(4, dtype=torch.int32), 64, 132)
+        p.get_paged_mqa_logits_metadata(torch.zeros(4, dtype=torch.int32), 64, 132)
     with pytest.raises(tessera.InvalidArgument, match=r"context_lens.dim\(\) == 2"):
         call(context_lens=torch.zeros(B, dtype=torch.int32))
 
@@ -67,15 +67,15 @@ def test_one_dimensional_context_lens_are_refused():
 def test_metadata_arguments():
     ctx = torch.zeros(4, 2, dtype=torch.int32)
     with pytest.raises(tessera.InvalidArgument, match="'block_kv': expected 64, got 16"):
-        p._get_paged_mqa_logits_metadata(ctx, 16, 132)
+        p.get_paged_mqa_logits_metadata(ctx, 16, 132)
     with pytest.raises(tessera.InvalidArgument, match="'num_sms': expected >= 1, got 0"):
-        p._get_paged_mqa_logits_metadata(ctx, 64, 0)
+        p.get_paged_mqa_logits_metadata(ctx, 64, 0)
     with pytest.raises(tessera.TypeMismatch, match="'context_lens': expected dtype int32, got int64"):
-        p._get_paged_mqa_logits_metadata(ctx.long(), 64, 132)
+        p.get_paged_mqa_logits_metadata(ctx.long(), 64, 132)
     with pytest.raises(tessera.InvalidArgument, match="'context_lens': expected a contiguous tensor"):
-        p._get_paged_mqa_logits_metadata(torch.zeros(2, 4, dtype=torch.int32).T, 64, 132)
+        p.get_paged_mqa_logits_metadata(torch.zeros(2, 4, dtype=torch.int32).T, 64, 132)
     with pytest.raises(tessera.TypeMismatch, match="'context_lens': expected a torch.Tensor"):
-        p._get_paged_mqa_logits_metadata([[1, 2]], 64, 132)
+        p.get_paged_mqa_logits_metadata([[1, 2]], 64, 132)
 
 
 def test_dtypes_are_named():

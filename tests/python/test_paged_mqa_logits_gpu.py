@@ -73,10 +73,10 @@ class Case:
         self.weights = torch.randn(self.batch * self.next_n, heads, device="cuda")
 
     def schedule(self, num_sms=None):
-        return p._get_paged_mqa_logits_metadata(self.ctx2d, 64, num_sms or tessera.get_num_sms())
+        return p.get_paged_mqa_logits_metadata(self.ctx2d, 64, num_sms or tessera.get_num_sms())
 
     def run(self, schedule=None, clean=False, dtype=torch.float32):
-        return p._fp8_fp4_paged_mqa_logits((self.q, None), self.cache, self.weights, self.ctx2d, self.block_table,
+        return p.fp8_fp4_paged_mqa_logits((self.q, None), self.cache, self.weights, self.ctx2d, self.block_table,
                                            self.schedule() if schedule is None else schedule, self.max_context_len,
                                            clean_logits=clean, logits_dtype=dtype)
 
@@ -255,12 +255,12 @@ def test_cuda_graph_capture_and_replay():
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):  # first calls outside the capture: compile and load the kernels
-        case.run(p._get_paged_mqa_logits_metadata(ctx_in, 64, tessera.get_num_sms()), clean=True)
+        case.run(p.get_paged_mqa_logits_metadata(ctx_in, 64, tessera.get_num_sms()), clean=True)
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        schedule = p._get_paged_mqa_logits_metadata(ctx_in, 64, tessera.get_num_sms())
-        out = p._fp8_fp4_paged_mqa_logits((case.q, None), case.cache, case.weights, ctx_in, case.block_table,
+        schedule = p.get_paged_mqa_logits_metadata(ctx_in, 64, tessera.get_num_sms())
+        out = p.fp8_fp4_paged_mqa_logits((case.q, None), case.cache, case.weights, ctx_in, case.block_table,
                                           schedule, case.max_context_len, clean_logits=True)
     # New lengths (shorter: the block table still covers them) and queries, written into the captured inputs.
     case.ctx2d = (case.ctx2d.double() * torch.rand(case.ctx2d.shape, device="cuda", dtype=torch.float64)).int()
@@ -289,7 +289,7 @@ def test_kernel_names_match_deepgemms_substring():
 
 def test_legacy_entry_returns_fp32():
     case = Case(deepgemm_ctx(16, 2, 700), 32, seed=6)
-    out = p._fp8_paged_mqa_logits(case.q, case.cache, case.weights, case.ctx2d, case.block_table, case.schedule(),
+    out = p.fp8_paged_mqa_logits(case.q, case.cache, case.weights, case.ctx2d, case.block_table, case.schedule(),
                                   case.max_context_len)
     check(out, case.reference(), False, torch.float32)
 
@@ -300,21 +300,21 @@ def test_bad_inputs_raise_on_the_gpu():
     with pytest.raises(tessera.InvalidArgument, match="schedule_meta': expected"):
         case.run(schedule[:-1].contiguous())
     with pytest.raises(tessera.InvalidArgument, match=r"context_lens.dim\(\) == 2"):
-        p._get_paged_mqa_logits_metadata(case.ctx2d[:, -1].contiguous(), 64, tessera.get_num_sms())
+        p.get_paged_mqa_logits_metadata(case.ctx2d[:, -1].contiguous(), 64, tessera.get_num_sms())
     with pytest.raises(NotImplementedError, match="block_kv"):
-        p._get_paged_mqa_logits_metadata(case.ctx2d, 32, tessera.get_num_sms())
+        p.get_paged_mqa_logits_metadata(case.ctx2d, 32, tessera.get_num_sms())
     with pytest.raises(tessera.InvalidArgument, match="'kv_cache': expected the device"):
-        p._fp8_fp4_paged_mqa_logits((case.q, None), case.cache.cpu(), case.weights, case.ctx2d, case.block_table,
+        p.fp8_fp4_paged_mqa_logits((case.q, None), case.cache.cpu(), case.weights, case.ctx2d, case.block_table,
                                     schedule, case.max_context_len)
     odd = torch.zeros(4, PAGE_BYTES + 4, dtype=torch.uint8, device="cuda")[:, :PAGE_BYTES].view(4, 64, 1, D + 4)
     with pytest.raises(tessera.InvalidArgument, match="multiple of 16"):
-        p._fp8_fp4_paged_mqa_logits((case.q, None), odd, case.weights, case.ctx2d, case.block_table, schedule,
+        p.fp8_fp4_paged_mqa_logits((case.q, None), odd, case.weights, case.ctx2d, case.block_table, schedule,
                                     case.max_context_len)
 
 
 def test_empty_batch_and_width():
     ctx = torch.zeros(0, 2, dtype=torch.int32, device="cuda")
-    schedule = p._get_paged_mqa_logits_metadata(ctx, 64, tessera.get_num_sms())
+    schedule = p.get_paged_mqa_logits_metadata(ctx, 64, tessera.get_num_sms())
     assert (schedule == 0).all()
     case = Case(torch.tensor([[10, 20]]), 32, max_context_len=0)
     assert case.run(clean=True).shape == (2, 0)

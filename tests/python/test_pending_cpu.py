@@ -18,13 +18,6 @@ def test_awaiting_names_raise_naming_an_existing_implementation(name):
         getattr(tessera, name)()
 
 
-@pytest.mark.parametrize("name", _pending.LEGACY_AWAITING_GPU)
-def test_legacy_names_likewise(name):
-    assert callable(getattr(tessera.legacy, f"_{name}"))
-    with pytest.raises(NotImplementedError, match=f"tessera.legacy.{name}: implemented as tessera.legacy._{name}"):
-        getattr(tessera.legacy, name)()
-
-
 def test_unimplemented_names_say_so():
     for name in _pending.NOT_IMPLEMENTED:
         with pytest.raises(NotImplementedError, match="not implemented in this version"):

@@ -1,7 +1,7 @@
 """fp8_gemm_nt_skip_head_mid on the GPU: DeepGEMM's shapes (M in {128, 4096}, (N, K) in {(32768, 512), (8192, 512)},
 heads (128, 64, 128)) and odd ones (decode rows that take the split-K plan, heads of other widths); the product's
 columns land head by head, every mid column keeps its poison bit for bit, and the result matches fp8_gemm_nt's
-exactly (same plan family, same accumulation). Reached through tessera.fp8_gemm._fp8_gemm_nt_skip_head_mid until
+exactly (same plan family, same accumulation). Reached through tessera.fp8_gemm.fp8_gemm_nt_skip_head_mid until
 the public name routes there."""
 import pytest
 
@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU")]
 
 import tessera  # noqa: E402
-from tessera.fp8_gemm import _fp8_gemm_nt_skip_head_mid  # noqa: E402
+from tessera.fp8_gemm import fp8_gemm_nt_skip_head_mid  # noqa: E402
 from tessera.utils import per_block_cast_to_fp8, per_token_cast_to_fp8  # noqa: E402
 
 
@@ -39,7 +39,7 @@ def test_mid_columns_untouched_and_product_exact(m, n, k, heads):
     tessera.fp8_gemm_nt((a8, sfa), (b8, sfb), plain)
     poison = float("nan")
     d = torch.full((m, n // (left + right) * (left + mid + right)), poison, device="cuda", dtype=torch.bfloat16)
-    _fp8_gemm_nt_skip_head_mid((a8, sfa), (b8, sfb), d, heads)
+    fp8_gemm_nt_skip_head_mid((a8, sfa), (b8, sfb), d, heads)
     expected = spread(plain, left, mid, right, poison)
     # NaN == NaN is False: compare the bit patterns, so untouched mid columns must still hold the poison exactly.
     assert torch.equal(d.view(torch.int16), expected.view(torch.int16))
@@ -52,17 +52,17 @@ def test_bad_head_splits_raise_and_write_nothing():
     sfb = torch.ones(8, 4, device="cuda")
     d = torch.full((128, 1536), 5.0, device="cuda", dtype=torch.bfloat16)
     with pytest.raises(tessera.InvalidArgument, match="argument 'd': expected 1280 columns"):
-        _fp8_gemm_nt_skip_head_mid((a8, sfa), (b8, sfb), d, (100, 64, 156))
+        fp8_gemm_nt_skip_head_mid((a8, sfa), (b8, sfb), d, (100, 64, 156))
     with pytest.raises(tessera.InvalidArgument, match="argument 'd': expected"):
-        _fp8_gemm_nt_skip_head_mid((a8, sfa), (b8, sfb), d, (128, 32, 128))
+        fp8_gemm_nt_skip_head_mid((a8, sfa), (b8, sfb), d, (128, 32, 128))
     with pytest.raises(tessera.InvalidArgument, match="head_splits"):  # an odd mid would misalign the stores
-        _fp8_gemm_nt_skip_head_mid((a8, sfa), (b8, sfb), torch.empty(128, 1028, device="cuda",
+        fp8_gemm_nt_skip_head_mid((a8, sfa), (b8, sfb), torch.empty(128, 1028, device="cuda",
                                                                       dtype=torch.bfloat16), (64, 1, 64))
     with pytest.raises(tessera.InvalidArgument, match="head_splits"):  # mid = 0 still checks the splits
-        _fp8_gemm_nt_skip_head_mid((a8, sfa), (b8, sfb), torch.empty(128, 1024, device="cuda",
+        fp8_gemm_nt_skip_head_mid((a8, sfa), (b8, sfb), torch.empty(128, 1024, device="cuda",
                                                                       dtype=torch.bfloat16), (0, 0, 0))
     with pytest.raises(NotImplementedError, match="recipe"):
-        _fp8_gemm_nt_skip_head_mid((a8, sfa), (b8, sfb), d, (128, 64, 128), recipe=(1, 1, 128))
+        fp8_gemm_nt_skip_head_mid((a8, sfa), (b8, sfb), d, (128, 64, 128), recipe=(1, 1, 128))
     torch.cuda.synchronize()
     assert (d == 5.0).all()
 
