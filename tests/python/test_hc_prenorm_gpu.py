@@ -53,6 +53,18 @@ def chunks(k, num_splits):
     return out
 
 
+def tf32_product(x, b):
+    """x @ b.T as PyTorch's TF32 GEMM computes it. For fewer than 16 rows cuBLAS may take a GEMV path that ignores
+    TF32 (an exact FP32 product, about 3e-8 in calc_diff from the TF32 one at M = 1), so small x is padded with zero
+    rows to keep the reference the TF32 GEMM."""
+    rows = x.shape[0]
+    if rows >= 16:
+        return x @ b.T
+    padded = torch.zeros(16, x.shape[1], device=x.device, dtype=x.dtype)
+    padded[:rows] = x
+    return (padded @ b.T)[:rows]
+
+
 def check(m, n, k, num_splits=None, bound=1e-8):
     a, b = operands(m, n, k)
     d, s = outputs(m, n, num_splits)
@@ -60,7 +72,7 @@ def check(m, n, k, num_splits=None, bound=1e-8):
     assert not torch.isnan(d).any() and not torch.isnan(s).any(), "unwritten outputs"
     final_d = d if num_splits is None else d.sum(0)
     final_s = s if num_splits is None else s.sum(0)
-    ref_d = a.float() @ b.T
+    ref_d = tf32_product(a.float(), b)
     ref_s = a.double().square().sum(-1)
     diff = max(calc_diff(final_d, ref_d), calc_diff(final_s, ref_s))
     assert diff < bound, f"calc_diff {diff} for m={m} n={n} k={k} num_splits={num_splits}"
@@ -69,7 +81,7 @@ def check(m, n, k, num_splits=None, bound=1e-8):
             if k0 == k1:
                 assert torch.equal(d[i], torch.zeros_like(d[i])) and torch.equal(s[i], torch.zeros_like(s[i]))
                 continue
-            part_d = a[:, k0:k1].float() @ b[:, k0:k1].T
+            part_d = tf32_product(a[:, k0:k1].float(), b[:, k0:k1])
             part_s = a[:, k0:k1].double().square().sum(-1)
             diff = max(calc_diff(d[i], part_d), calc_diff(s[i], part_s))
             assert diff < bound, f"slice {i} (K {k0}..{k1}): calc_diff {diff}"
