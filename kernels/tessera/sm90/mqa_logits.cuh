@@ -61,6 +61,7 @@ struct MqaLogitsKernel {
     static constexpr int kNumMathThreads = 128 * kNumKvGroups * kNumQGroups;
     static constexpr int kNumThreads = kNumMathThreads + 128;
     static constexpr int kNumMathWarps = kNumMathThreads / 32;
+    static constexpr uint32_t kStageReleaseBarrier = 1;  // named barrier of the consumers (0 is __syncthreads)
     static constexpr int kAccRegs = kGroupCols / 2;     // m64n128 FP32 fragment per thread
     static constexpr int kWeightRegs = 32;              // weights of the thread's 32 columns (one per column pair)
     // Registers. setmaxnreg only moves registers within the CTA's pool, which holds what the launch allocated:
@@ -331,10 +332,13 @@ struct MqaLogitsKernel {
                     sf0 = smem.scales[s][r0];
                     sf1 = smem.scales[s][r0 + 8];
                 }
-                // Every smem read of the stage is done: the producer may refill it while the reduction runs. Lane 0's
-                // arrival (a release) orders only its own reads; __syncwarp orders the other lanes' plain loads of the
-                // scales before it, so the refill's TMA cannot overwrite a scale a lane has yet to read.
-                __syncwarp();
+                // Every smem read of the stage is done: the producer may refill it while the reduction runs. All four
+                // consumer warpgroups meet first, and only then does each warp release the stage. With per-warp
+                // releases alone (__syncwarp, then lane 0's arrival) the H200 showed, in a few runs out of six, the
+                // last KV tile of some query blocks scaled by the next fill's scales (H = 32, and H = 64 at D = 128);
+                // the barrier here, reading the scales before the wgmma, or a barrier per unit each removed it. The
+                // barrier is the variant the full GPU test file passed with (bitwise repeats included).
+                ptx::named_barrier_sync(kStageReleaseBarrier, kNumMathThreads);
                 if (lane == 0) ptx::mbarrier_arrive(kv_empty0 + 8 * s);
                 ring.advance();
                 if (active) {
