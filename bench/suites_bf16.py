@@ -2,10 +2,8 @@
 the FP32-output rows, and the backward layouts at M = 4096 (dgrad with B MN-major, wgrad with both MN-major into FP32
 with C = D). tessera, DeepGEMM's function of the same layout, and cuBLAS (torch.matmul) on the same tensors.
 
-Also the helpers the suites of the other pending families share (suites_bf16_grouped, suites_einsum, suites_indexer):
-tessera's private entry looked up by module and name, the pair of calls, and the HBM copy baseline."""
-import importlib
-
+Also the helpers the suites of the other families share (suites_bf16_grouped, suites_einsum, suites_indexer): tessera's
+function looked up by name, the pair of calls, and the HBM copy baseline."""
 from rows import OURS, PEER, Row, Suite
 
 try:
@@ -29,22 +27,16 @@ def missing(error):
     return call
 
 
-def tessera_private(ctx, module, name):
-    """tessera.<module>.<name> once verified, else its entry tessera.<module>._<name> while the public DeepGEMM name
-    still raises NotImplementedError (tessera/_pending.py). Looked up when the row is built, but a module or name that
-    is not there becomes a call raising AttributeError, so that only that row's tessera column says so."""
-    path = f"{ctx.tessera.__name__}.{module}"
-    try:
-        mod = importlib.import_module(path)
-        return getattr(mod, name) if hasattr(mod, name) else getattr(mod, f"_{name}")
-    except (ImportError, AttributeError) as e:
-        return missing(AttributeError(f"{path}._{name}: not available ({type(e).__name__}: {e})"))
+def tessera_fn(ctx, name):
+    """tessera's public function `name`. Looked up when the row is built; a name that is not there becomes a call
+    raising AttributeError, so that only that row's tessera column says so."""
+    return getattr(ctx.tessera, name, None) or missing(AttributeError(f"tessera.{name}: not available"))
 
 
-def pending_calls(ctx, module, name, call):
-    """{library: zero-argument call}: `call(fn)` with tessera's private function and, when live, DeepGEMM's public
+def paired_calls(ctx, name, call):
+    """{library: zero-argument call}: `call(fn)` with tessera's function `name` and, when live, DeepGEMM's
     function of the same name (a peer build without it reports 'unavailable')."""
-    ours_fn = tessera_private(ctx, module, name)
+    ours_fn = tessera_fn(ctx, name)
     calls = {OURS: lambda: call(ours_fn)}
     if ctx.peer is not None:
         peer_fn = peer_public(ctx, name)
@@ -67,8 +59,7 @@ def hbm_copy(nbytes):
 
 
 def ours(ctx, layout):
-    # The kernel's functions until the public bf16_gemm_* names route to them (tessera/_pending.py).
-    return getattr(ctx.tessera.bf16_gemm, f"_bf16_gemm_{layout}")
+    return getattr(ctx.tessera, f"bf16_gemm_{layout}")
 
 
 def row(ctx, label, shape, layout, a_arg, b_arg, d, c, bucket, anchor):

@@ -1,6 +1,5 @@
-"""The grouped BF16 suite: DeepGEMM's grouped BF16 test shapes (tests/test_bf16.py) through tessera's private entries
-(tessera.bf16_gemm._m_grouped_bf16_gemm_*, k_grouped_bf16_gemm_tn_contiguous; the public names stay in
-tessera/_pending.py until an H200 run has verified them) and DeepGEMM's public functions, on the same tensors.
+"""The grouped BF16 suite: DeepGEMM's grouped BF16 test shapes (tests/test_bf16.py), tessera's and DeepGEMM's
+functions of the same name (m_grouped_bf16_gemm_*, k_grouped_bf16_gemm_tn_contiguous) on the same tensors.
 
 * m-grouped contiguous: (groups, expected M) in {(4, 8192), (8, 4096)} x four (N, K), each group's M drawn as
   expected x U(0.7, 1.3) and padded to 128 rows (zero rows of A); per-row expert ids (-1 on padding rows) or psum
@@ -18,7 +17,7 @@ import random
 
 from rows import Row, Suite, align
 import suites_bf16 as shared
-from suites_bf16 import pending_calls, randn
+from suites_bf16 import paired_calls, randn
 
 try:
     import torch
@@ -32,7 +31,6 @@ MASKED_GROUPS = [(32, 192), (6, 1024), (32, 20), (6, 20)]
 MASKED_M_MAX = 4096
 KGROUPED = [(4, 4096, 7168, 8192), (4, 7168, 2048, 8192), (8, 4096, 7168, 4096), (8, 7168, 2048, 4096),
             (16, 4096, 7168, 2048), (16, 7168, 2048, 2048)]
-MODULE = "bf16_gemm"
 
 
 def contiguous_cases(quick):
@@ -101,7 +99,7 @@ def contiguous(ctx):
                        m_valid=sum(rows), n=n, k=k),
                   flops=2 * m * n * k,  # padded rows included, as DeepGEMM counts them
                   nbytes=2 * (m * k + g * n * k + m * n) + 4 * grouped.numel(),
-                  calls=pending_calls(ctx, MODULE, f"m_grouped_bf16_gemm_{layout}_contiguous",
+                  calls=paired_calls(ctx, f"m_grouped_bf16_gemm_{layout}_contiguous",
                                       lambda fn: fn(a, b_arg, d, grouped, **kwargs)),
                   baselines={"cublas_dense": lambda: torch.matmul(a, b[0].t())}, bucket=f"contiguous {tag}")
 
@@ -125,7 +123,7 @@ def masked(ctx):
                   dict(kind="masked", psum=psum, groups=g, expected_m=expected, m_valid=valid, n=n, k=k),
                   flops=2 * valid * n * k,  # valid rows only
                   nbytes=2 * (valid * k + g * n * k + valid * n) + 4 * g,
-                  calls=pending_calls(ctx, MODULE, name, call),
+                  calls=paired_calls(ctx, name, call),
                   baselines={"cublas_bmm_top": lambda: torch.bmm(a[:, :top], b.mT)},
                   bucket="masked psum" if psum else "masked")
 
@@ -140,7 +138,7 @@ def kgrouped(ctx):
         layout = torch.tensor(ks, dtype=torch.int32, device=shared.DEVICE)
         yield Row(f"tn g{g} {m}x{n}x{total_k}", dict(kind="k-grouped", groups=g, m=m, n=n, k_total=total_k, ks=ks),
                   flops=2 * m * n * total_k, nbytes=2 * (m + n) * total_k + 8 * g * m * n,
-                  calls=pending_calls(ctx, MODULE, "k_grouped_bf16_gemm_tn_contiguous",
+                  calls=paired_calls(ctx, "k_grouped_bf16_gemm_tn_contiguous",
                                       lambda fn: fn(a, b, d, ks, layout, c=d)),
                   baselines={"cublas_sumK": lambda: torch.matmul(a.t(), b)}, bucket="k-grouped tn")
 

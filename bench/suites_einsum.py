@@ -1,7 +1,6 @@
 """The einsum and HyperConnection suites (DeepGEMM's §1.6 group): shapes of tests/test_einsum.py and
-tests/test_hyperconnection.py through tessera's private entries (tessera.einsum_gemm.einsum and fp8_einsum,
-tessera.hc_prenorm._tf32_hc_prenorm_gemm; the public names stay in tessera/_pending.py until an H200 run has verified
-them) and DeepGEMM's public functions, on the same tensors.
+tests/test_hyperconnection.py, tessera's and DeepGEMM's einsum, fp8_einsum and tf32_hc_prenorm_gemm on the same
+tensors.
 
 * einsum: 'bmk,bnk->mn' with S in {129, 4096, 8192} x (M, N, K) in {(128, 384, 128), (256, 256, 256), (384, 128, 384)},
   FP32 D accumulating (c = d) or BF16 D; 'bhr,hdr->bhd' and 'bhd,hdr->bhr' with (H, R, D) in {(128, 512, 128),
@@ -16,7 +15,7 @@ them) and DeepGEMM's public functions, on the same tensors.
 """
 from rows import Row, Suite, ceil_div
 import suites_bf16 as shared
-from suites_bf16 import hbm_copy, pending_calls, randn
+from suites_bf16 import hbm_copy, paired_calls, randn
 
 try:
     import torch
@@ -64,7 +63,7 @@ def einsum_rows(ctx):
         d_passes = 2 if c is not None else 1  # FP32 D is read (as C) and written
         yield Row(f"bmk,bnk->mn {out} s{s} {m}x{n}x{k}", dict(expr="bmk,bnk->mn", out=out, s=s, m=m, n=n, k=k),
                   flops=2 * s * m * n * k, nbytes=2 * s * (m + n) * k + d.element_size() * m * n * d_passes,
-                  calls=pending_calls(ctx, "einsum_gemm", "einsum", lambda fn: fn("bmk,bnk->mn", a, b, d, c=c)),
+                  calls=paired_calls(ctx, "einsum", lambda fn: fn("bmk,bnk->mn", a, b, d, c=c)),
                   baselines={"torch": lambda: torch.einsum("bmk,bnk->mn", a, b)}, bucket=f"bmk {out}")
     for expr, h, r, dim, bsz in head_cases(ctx.quick):
         per_head = (r, dim) if expr.startswith("bhr") else (dim, r)  # x's last dim, z's last dim
@@ -73,7 +72,7 @@ def einsum_rows(ctx):
         z = torch.empty(bsz, h, per_head[1], device=shared.DEVICE, dtype=torch.bfloat16)
         yield Row(f"{expr} b{bsz} h{h} r{r} d{dim}", dict(expr=expr, b=bsz, h=h, r=r, d=dim),
                   flops=2 * bsz * h * r * dim, nbytes=2 * (bsz * h * r + h * dim * r + bsz * h * dim),
-                  calls=pending_calls(ctx, "einsum_gemm", "einsum", lambda fn: fn(expr, x, y, z)),
+                  calls=paired_calls(ctx, "einsum", lambda fn: fn(expr, x, y, z)),
                   baselines={"torch": lambda: torch.einsum(expr, x, y)}, bucket=expr)
 
 
@@ -90,7 +89,7 @@ def fp8_einsum_rows(ctx):
         yield Row(f"fp8 bhr,hdr->bhd b{bsz} h{h} r{r} d{dim}", dict(expr="bhr,hdr->bhd", b=bsz, h=h, r=r, d=dim),
                   flops=2 * bsz * h * r * dim,
                   nbytes=bsz * h * r + h * dim * r + 4 * (x_fp8[1].numel() + y_fp8[1].numel()) + 2 * bsz * h * dim,
-                  calls=pending_calls(ctx, "einsum_gemm", "fp8_einsum", lambda fn: fn("bhr,hdr->bhd", x_fp8, y_fp8, z)),
+                  calls=paired_calls(ctx, "fp8_einsum", lambda fn: fn("bhr,hdr->bhd", x_fp8, y_fp8, z)),
                   baselines={"torch_bf16": lambda: torch.einsum("bhr,hdr->bhd", x, y)}, bucket="fp8 bhr,hdr->bhd")
 
 
@@ -104,7 +103,7 @@ def hc_prenorm_rows(ctx):
         nbytes = 2 * m * k + 4 * (n * k + d.numel() + s.numel())
         yield Row(f"hc m{m} n{n} k{k} splits={splits or 'auto'}", dict(m=m, n=n, k=k, num_splits=splits),
                   flops=2 * m * n * k, nbytes=nbytes,
-                  calls=pending_calls(ctx, "hc_prenorm", "tf32_hc_prenorm_gemm",
+                  calls=paired_calls(ctx, "tf32_hc_prenorm_gemm",
                                       lambda fn: fn(a, b, d, s, num_splits=splits)),
                   baselines={"hbm_copy": hbm_copy(nbytes)},
                   bucket=f"{'M>=4096' if m >= 4096 else 'M<4096'} splits={splits or 'auto'}")

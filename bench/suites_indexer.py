@@ -1,8 +1,7 @@
 """The indexer suite: the DeepSeek V3.2 lightning-indexer kernels on DeepGEMM's own test cases (tests/test_attention.py,
-SM90 branches) through tessera's private entries (tessera.fp8_gemm.fp8_gemm_nt_skip_head_mid,
-tessera.mqa_logits._fp8_fp4_mqa_logits, tessera.paged_mqa_logits.get_paged_mqa_logits_metadata and
-fp8_fp4_paged_mqa_logits; the public names stay in tessera/_pending.py until an H200 run has verified them) and
-DeepGEMM's public functions, on the same tensors. A private entry not there yet reports 'unavailable' for its rows.
+SM90 branches), tessera's and DeepGEMM's functions of the same name (fp8_gemm_nt_skip_head_mid, fp8_fp4_mqa_logits,
+get_paged_mqa_logits_metadata, fp8_fp4_paged_mqa_logits) on the same tensors; a function a library lacks reports
+'unavailable' for its rows.
 
 * skip-head-mid: M in {128, 4096} x (N, K) in {(32768, 512), (8192, 512)}, head_splits (128, 64, 128), 1D2D FP8 with
   FP32 scales (A per token, B per 128x128 block), BF16 D. Baseline: tessera's fp8_gemm_nt of the same product into
@@ -20,7 +19,7 @@ import zlib
 
 from rows import OURS, PEER, Row, Suite
 import suites_bf16 as shared
-from suites_bf16 import hbm_copy, peer_public, pending_calls, randn, tessera_private
+from suites_bf16 import hbm_copy, peer_public, paired_calls, randn, tessera_fn
 
 try:
     import torch
@@ -118,7 +117,7 @@ def skip_head_mid_rows(ctx):
         plain = torch.empty(m, n, device=shared.DEVICE, dtype=torch.bfloat16)
         yield Row(f"skip-head-mid {m}x{n}x{k}", dict(kind="skip_head_mid", m=m, n=n, k=k, head_splits=HEAD_SPLITS),
                   flops=2 * m * n * k, nbytes=m * k + n * k + 4 * (a[1].numel() + b[1].numel()) + 2 * m * n,
-                  calls=pending_calls(ctx, "fp8_gemm", "fp8_gemm_nt_skip_head_mid",
+                  calls=paired_calls(ctx, "fp8_gemm_nt_skip_head_mid",
                                       lambda fn: fn(a, b, d, HEAD_SPLITS, disable_ue8m0_cast=True)),
                   baselines={"fp8_gemm_nt": lambda: ctx.tessera.fp8_gemm_nt(a, b, plain)}, bucket="skip-head-mid")
 
@@ -140,7 +139,7 @@ def mqa_rows(ctx):
                   dict(kind="mqa", logits=logits, compressed=compressed, s=s, s_kv=skv, h=h, d=d, cp=cp, cost=cost),
                   flops=2 * cost * h * d,
                   nbytes=s * h * d + skv * (d + 4) + 4 * s * h + 8 * s + written * dtype.itemsize,
-                  calls=pending_calls(ctx, "mqa_logits", "fp8_fp4_mqa_logits",
+                  calls=paired_calls(ctx, "fp8_fp4_mqa_logits",
                                       lambda fn: fn((q, None), kv, weights, ks, ke, **kwargs)),
                   bucket=f"mqa {'compressed' if compressed else 'clean'}")
 
@@ -159,9 +158,8 @@ def scheduled(metadata, logits, num_sms, ctx2d, args, kwargs):
 
 
 def paged_calls(ctx, ctx2d, args, kwargs):
-    module = "paged_mqa_logits"
-    libs = {OURS: (tessera_private(ctx, module, "get_paged_mqa_logits_metadata"),
-                   tessera_private(ctx, module, "fp8_fp4_paged_mqa_logits"), ctx.tessera.get_num_sms)}
+    libs = {OURS: (tessera_fn(ctx, "get_paged_mqa_logits_metadata"),
+                   tessera_fn(ctx, "fp8_fp4_paged_mqa_logits"), ctx.tessera.get_num_sms)}
     if ctx.peer is not None:
         libs[PEER] = (peer_public(ctx, "get_paged_mqa_logits_metadata"),
                       peer_public(ctx, "fp8_fp4_paged_mqa_logits"), ctx.peer.get_num_sms)

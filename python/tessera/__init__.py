@@ -41,10 +41,12 @@ from .bf16_gemm import m_grouped_bf16_gemm_nt_masked as bf16_m_grouped_gemm_nt_m
 from .cublaslt import cublaslt_gemm_nt, cublaslt_gemm_nn, cublaslt_gemm_tn, cublaslt_gemm_tt  # noqa: E402
 from .einsum_gemm import einsum, fp8_einsum  # noqa: E402
 from .fp8_gemm import fp8_gemm_nt_skip_head_mid  # noqa: E402
+from .hc_prenorm import tf32_hc_prenorm_gemm  # noqa: E402
+from .mqa_logits import fp8_fp4_mqa_logits, fp8_mqa_logits  # noqa: E402
 from .paged_mqa_logits import (  # noqa: E402
     get_paged_mqa_logits_metadata, fp8_fp4_paged_mqa_logits, fp8_paged_mqa_logits,
 )
-from ._pending import *  # noqa: E402,F401,F403  (names of the contract whose kernels have not landed yet)
+from ._pending import *  # noqa: E402,F401,F403  (names of the contract tessera does not implement)
 from . import legacy, testing, utils  # noqa: E402
 from .utils import *  # noqa: E402,F401,F403
 from ._C import InvalidArgument, TypeMismatch  # noqa: E402,F401  (both also RuntimeError, as DeepGEMM's errors are)

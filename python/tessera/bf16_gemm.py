@@ -2,8 +2,7 @@
 
 A [M, K] and B [N, K] are BF16, each K-major or MN-major: the kernel reads either layout through its TMA maps, so
 the nn / tn / tt variants pass transposed views, never copies. d is BF16 or FP32; c, when given, has d's shape and
-dtype and is added (c may be d itself). The public names route here once the kernel has passed its GPU tests; until
-then they raise NotImplementedError (tessera/_pending.py) and these functions are the ones the tests call.
+dtype and is added (c may be d itself).
 """
 import torch
 

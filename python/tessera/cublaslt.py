@@ -1,6 +1,6 @@
 """GEMMs through NVIDIA's cuBLASLt (DeepGEMM's cublaslt_gemm_{nt,nn,tn,tt}): D = C + A·Bᵀ with FP32 compute, the
 reference its tests time the library's kernels against. A and B are BF16 in any layout, or FP8 e4m3 K-major
-(unscaled). The public names route here once these have run on the H200 (tessera/_pending.py until then)."""
+(unscaled)."""
 import torch
 
 from . import _C

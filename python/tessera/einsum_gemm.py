@@ -1,6 +1,6 @@
 """DeepGEMM's einsum and fp8_einsum on SM90. BF16: 'bmk,bnk->mn', 'bhr,hdr->bhd' and 'bhd,hdr->bhr', through the BF16 GEMM kernel
 (batched over heads, or summed over the batch), or for the last two through a strided-batched cuBLASLt call with
-use_cublaslt=True. The public name routes here once these have passed on the H200 (tessera/_pending.py until then).
+use_cublaslt=True.
 """
 import torch
 

@@ -90,8 +90,7 @@ fp8_gemm_nt = _C.fp8_gemm_nt_entry
 
 def fp8_gemm_nt_skip_head_mid(a, b, d, head_splits, recipe=None, compiled_dims="nk", disable_ue8m0_cast=False):
     """fp8_gemm_nt (1D2D) whose product [M, N] lands in d [M, N / (l + r) * (l + m + r)] head by head, with
-    head_splits = (l, m, r): each head's l columns, then m columns of d left untouched, then its r columns. The
-    public name routes here once it has passed on the H200 (tessera/_pending.py until then)."""
+    head_splits = (l, m, r): each head's l columns, then m columns of d left untouched, then its r columns."""
     op = "fp8_gemm_nt_skip_head_mid"
     (a, sfa), (b, sfb) = pair(op, "a", a), pair(op, "b", b)
     if recipe is not None and tuple(recipe) != (1, 128, 128):

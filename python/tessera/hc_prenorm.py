@@ -3,8 +3,7 @@
 d = a @ b.T on TF32 tensor cores and sqr_sum = (a.float() ** 2).sum(-1), with a [M, K] BF16 and b [N, K] FP32
 (K-major). num_splits=None writes d [M, N] and sqr_sum [M] (the kernel may split K over CTAs itself and sums the
 partials in a fixed order); num_splits=s writes the partial sums of s K chunks to d [s, M, N] and sqr_sum [s, M]. The
-public name routes here once the kernel has passed its GPU tests; until then it raises NotImplementedError
-(tessera/_pending.py) and this function is the one the tests call. The C++ op checks every tensor argument.
+C++ op checks every tensor argument.
 """
 import operator
 
@@ -30,6 +29,6 @@ def _splits(num_splits):
     return value
 
 
-def _tf32_hc_prenorm_gemm(a, b, d, sqr_sum, num_splits=None):
+def tf32_hc_prenorm_gemm(a, b, d, sqr_sum, num_splits=None):
     """a [M, K] BF16, b [N, K] FP32, d [M, N] or [num_splits, M, N] FP32, sqr_sum [M] or [num_splits, M] FP32."""
     _C.tf32_hc_prenorm_gemm(a, b, d, sqr_sum, _splits(num_splits))

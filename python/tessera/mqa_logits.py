@@ -8,9 +8,7 @@ with FP32 accumulation. As DeepGEMM returns them, the logits are a view of a buf
 -inf; or [S, max_seqlen_k] (column t = KV row ks[i] + t, clean_logits must be False) when max_seqlen_k > 0. Columns
 outside a row's range are not written otherwise. Repeated calls give bitwise identical logits.
 
-Nothing here synchronizes with the device, so a call can be captured in a CUDA graph. The public names route here
-once the kernels have passed on the H200; until then they raise NotImplementedError (tessera/_pending.py) and these
-functions are the ones the tests call.
+Nothing here synchronizes with the device, so a call can be captured in a CUDA graph.
 """
 import torch
 
@@ -21,7 +19,7 @@ from ._C import InvalidArgument, TypeMismatch
 _LOGITS_DTYPES = (torch.float32, torch.bfloat16)
 
 
-def _fp8_fp4_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits=True, max_seqlen_k=0,
+def fp8_fp4_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits=True, max_seqlen_k=0,
                         logits_dtype=torch.float32):
     """q = (Q E4M3 [S, H, D], None) with H in {32, 64}, D in {32, 64, 128}; kv = (KV E4M3 [S_kv, D], kv_sf FP32
     [S_kv]); weights FP32 [S, H]; cu_seq_len_k_start / _end int32 [S]. FP4 inputs (q with scale factors), 8 or 16
@@ -65,9 +63,9 @@ def _fp8_fp4_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, cl
     return logits
 
 
-def _fp8_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits=True, max_seqlen_k=0):
+def fp8_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits=True, max_seqlen_k=0):
     """DeepGEMM's legacy form: q a plain E4M3 tensor [S, H, D], FP32 logits."""
     if not isinstance(q, torch.Tensor):
         raise TypeMismatch(f"fp8_mqa_logits: argument 'q': expected a torch.Tensor, got {type(q).__name__}")
-    return _fp8_fp4_mqa_logits((q, None), kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits,
+    return fp8_fp4_mqa_logits((q, None), kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits,
                                max_seqlen_k, torch.float32)

@@ -10,8 +10,7 @@ DeepGEMM refuses on SM90) every other column is exactly -inf; without it those c
 
 The schedule from get_paged_mqa_logits_metadata serves every call with the same context lengths (all layers of a
 decode step). Nothing here synchronizes with the device or allocates a size read from it, so both calls can be
-captured in a CUDA graph. The public names route here once the kernels have passed on the H200; until then they
-raise NotImplementedError (tessera/_pending.py) and these functions are the ones the tests call.
+captured in a CUDA graph.
 """
 import torch
 

@@ -1,6 +1,6 @@
 """bench/ pieces that need no GPU (the modules import without torch): the timer's call splitting, the canary, the
 row measurement with stand-in timers (interleaving, ratios live or recorded, statuses), the summaries, compare.py; and
-the suites of the pending families (registration, DeepGEMM's case counts, and, with torch, a dry run on the CPU)."""
+the suites of the other families (registration, DeepGEMM's case counts, and, with torch, a dry run on the CPU)."""
 import json
 import os
 import subprocess
@@ -151,7 +151,7 @@ def test_compile_suite_reads_the_commands_kernel_lines(tmp_path):
     assert compiler == "nvrtc" and float(seconds) > 0 and problem == "dense:128x2112x7168" and spec.startswith("fp8_gemm{")
 
 
-# ---- the suites of the families whose public names are still pending: registration, and a dry run on the CPU with
+# ---- the suites of the BF16, einsum and indexer families: registration, and a dry run on the CPU with
 # small shapes, stand-in libraries that log their calls, and the real tensor-building code.
 
 NEW_SUITES = ("bf16-grouped", "einsum", "fp8-einsum", "hc-prenorm", "indexer")
@@ -218,7 +218,7 @@ def test_indexer_ranges_and_paged_layout():
     assert (scales > 0).all() and values.abs().amax(-1).sub(448).abs().max() <= 32  # each token scaled to its amax
 
 
-PRIVATE = {"bf16_gemm": ("m_grouped_bf16_gemm_nt_contiguous", "m_grouped_bf16_gemm_nn_contiguous",
+FUNCTIONS = {"bf16_gemm": ("m_grouped_bf16_gemm_nt_contiguous", "m_grouped_bf16_gemm_nn_contiguous",
                          "m_grouped_bf16_gemm_nt_masked", "k_grouped_bf16_gemm_tn_contiguous"),
            "einsum_gemm": ("einsum", "fp8_einsum"), "hc_prenorm": ("tf32_hc_prenorm_gemm",),
            "fp8_gemm": ("fp8_gemm_nt_skip_head_mid",), "mqa_logits": ("fp8_fp4_mqa_logits",),
@@ -233,8 +233,8 @@ SMALL = {"suites_bf16_grouped": dict(NK=[(128, 256)], CONTIGUOUS_GROUPS=[(2, 100
 
 
 def fake_libraries(monkeypatch, log, without=()):
-    """A stand-in tessera (package 'fake_tessera' with the private entries, minus the modules in `without`) and
-    DeepGEMM (the public names), every function logging (library, name, args, kwargs); the metadata functions return
+    """A stand-in tessera (package 'fake_tessera' with the functions, minus those of the modules in `without`) and
+    DeepGEMM, every function logging (library, name, args, kwargs); the metadata functions return
     a schedule naming their library."""
     import types
     tessera_utils = pytest.importorskip("tessera.utils")
@@ -248,15 +248,12 @@ def fake_libraries(monkeypatch, log, without=()):
     ours.utils, ours.get_num_sms = tessera_utils, lambda: 132
     ours.fp8_gemm_nt = logger("tessera", "fp8_gemm_nt")
     monkeypatch.setitem(sys.modules, "fake_tessera", ours)
-    for module, names in PRIVATE.items():
-        if module in without:
-            continue
-        sub = types.ModuleType(f"fake_tessera.{module}")
-        for name in names:
-            setattr(sub, f"_{name}", logger("tessera", f"{module}._{name}"))
-        monkeypatch.setitem(sys.modules, sub.__name__, sub)
+    for module, names in FUNCTIONS.items():
+        if module not in without:
+            for name in names:
+                setattr(ours, name, logger("tessera", name))
     peer = SimpleNamespace(get_num_sms=lambda: 132,
-                           **{n: logger("deep_gemm", n) for names in PRIVATE.values() for n in names})
+                           **{n: logger("deep_gemm", n) for names in FUNCTIONS.values() for n in names})
     return ours, peer
 
 
@@ -343,7 +340,7 @@ def test_new_suite_dry_run_calls_both_libraries_on_the_same_tensors(monkeypatch,
                 call()
         (_, our_name, our_args, our_kw), (_, peer_name, peer_args, peer_kw) = [e for e in log if "metadata" not in
                                                                                e[1]][-2:]
-        assert our_name.split(".")[-1] == "_" + peer_name, (our_name, peer_name)
+        assert our_name == peer_name, (our_name, peer_name)
         assert same_inputs(our_args, peer_args) and same_inputs(tuple(our_kw.items()), tuple(peer_kw.items())), \
             row.label
         seen.add(peer_name)
@@ -356,25 +353,24 @@ def test_new_suite_dry_run_calls_both_libraries_on_the_same_tensors(monkeypatch,
     assert seen == DRY_RUN_NAMES[suite_name]
 
 
-DRY_RUN_NAMES = {"bf16-grouped": set(PRIVATE["bf16_gemm"]), "einsum": {"einsum"}, "fp8-einsum": {"fp8_einsum"},
+DRY_RUN_NAMES = {"bf16-grouped": set(FUNCTIONS["bf16_gemm"]), "einsum": {"einsum"}, "fp8-einsum": {"fp8_einsum"},
                  "hc-prenorm": {"tf32_hc_prenorm_gemm"},
                  "indexer": {"fp8_gemm_nt_skip_head_mid", "fp8_fp4_mqa_logits", "fp8_fp4_paged_mqa_logits"}}
 
 
-def test_a_private_entry_not_there_yet_reports_unavailable(monkeypatch):
+def test_a_function_a_library_lacks_reports_unavailable(monkeypatch):
     import suites_bf16
     log = []
     ours, peer = fake_libraries(monkeypatch, log, without=("mqa_logits",))
     ctx = rows.Context(ours, peer, True)
-    calls = suites_bf16.pending_calls(ctx, "mqa_logits", "fp8_fp4_mqa_logits", lambda fn: fn(1, 2))
-    with pytest.raises(AttributeError, match="fake_tessera.mqa_logits._fp8_fp4_mqa_logits: not available"):
+    calls = suites_bf16.paired_calls(ctx, "fp8_fp4_mqa_logits", lambda fn: fn(1, 2))
+    with pytest.raises(AttributeError, match="tessera.fp8_fp4_mqa_logits: not available"):
         calls["tessera"]()
     calls["deep_gemm"]()
     assert log == [("deep_gemm", "fp8_fp4_mqa_logits", (1, 2), {})]
     timer = SimpleNamespace(samples=lambda fn, reps: [fn()])
     assert rows.try_samples(timer, "tessera", calls["tessera"], 10) == (None, "unavailable")
-    no_peer = suites_bf16.pending_calls(rows.Context(ours, SimpleNamespace(), True), "einsum", "einsum",
-                                        lambda fn: fn())
+    no_peer = suites_bf16.paired_calls(rows.Context(ours, SimpleNamespace(), True), "einsum", lambda fn: fn())
     assert rows.try_samples(timer, "deep_gemm", no_peer["deep_gemm"], 10) == (None, "unavailable")
 
 

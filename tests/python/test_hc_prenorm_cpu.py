@@ -5,7 +5,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import tessera  # noqa: E402
-from tessera.hc_prenorm import _tf32_hc_prenorm_gemm as hc  # noqa: E402
+from tessera.hc_prenorm import tf32_hc_prenorm_gemm as hc  # noqa: E402
 
 
 def args(m=64, n=24, k=128, num_splits=None):

@@ -1,8 +1,7 @@
 """TF32 HyperConnection pre-norm GEMM on the GPU: every shape of DeepGEMM's test (tests/test_hyperconnection.py) with
 num_splits None and 16, odd M, N = 8/16/24/32, empty split chunks, strided operands, determinism, streams, and bad
 inputs raising with the outputs untouched. References: PyTorch's TF32 matmul for d (what DeepGEMM compares with) and
-float64 for sqr_sum; outputs are poisoned (NaN) first. The kernel is reached through tessera.hc_prenorm (the public
-name routes there once these pass on the H200).
+float64 for sqr_sum; outputs are poisoned (NaN) first.
 
     python tests/python/test_hc_prenorm_gpu.py    # DeepGEMM-style timing lines, and the share of copy bandwidth
 """
@@ -12,7 +11,7 @@ torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU")]
 
 import tessera  # noqa: E402
-from tessera.hc_prenorm import _tf32_hc_prenorm_gemm as hc  # noqa: E402
+from tessera.hc_prenorm import tf32_hc_prenorm_gemm as hc  # noqa: E402
 from tessera.testing import calc_diff  # noqa: E402
 
 DEEPGEMM_MS = (13, 137, 4096, 8192)

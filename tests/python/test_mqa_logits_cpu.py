@@ -20,7 +20,7 @@ def call(s=4, h=32, d=64, s_kv=16, q=None, kv=None, kv_sf=None, weights=None, ks
     weights = torch.zeros(s, h) if weights is None else weights
     ks = torch.zeros(s, dtype=torch.int32) if ks is None else ks
     ke = torch.zeros(s, dtype=torch.int32) if ke is None else ke
-    return ml._fp8_fp4_mqa_logits((q, None) if isinstance(q, torch.Tensor) else q, (kv, kv_sf), weights, ks, ke,
+    return ml.fp8_fp4_mqa_logits((q, None) if isinstance(q, torch.Tensor) else q, (kv, kv_sf), weights, ks, ke,
                                   **kwargs)
 
 
@@ -30,7 +30,7 @@ def test_valid_arguments_reach_the_device_check():
     with pytest.raises(tessera.InvalidArgument, match="expected a CUDA tensor"):
         call(h=64, d=128, max_seqlen_k=7, clean_logits=False, logits_dtype=torch.bfloat16)
     with pytest.raises(tessera.InvalidArgument, match="expected a CUDA tensor"):
-        ml._fp8_mqa_logits(fp8(4, 32, 32), (fp8(16, 32), torch.ones(16)), torch.zeros(4, 32),
+        ml.fp8_mqa_logits(fp8(4, 32, 32), (fp8(16, 32), torch.ones(16)), torch.zeros(4, 32),
                            torch.zeros(4, dtype=torch.int32), torch.zeros(4, dtype=torch.int32))
 
 
@@ -83,13 +83,13 @@ def test_dtypes_are_named(case, match):
 
 def test_pairs_are_required():
     with pytest.raises(tessera.TypeMismatch, match="argument 'q': expected a pair"):
-        ml._fp8_fp4_mqa_logits(fp8(4, 32, 64), (fp8(16, 64), torch.ones(16)), torch.zeros(4, 32),
+        ml.fp8_fp4_mqa_logits(fp8(4, 32, 64), (fp8(16, 64), torch.ones(16)), torch.zeros(4, 32),
                                torch.zeros(4, dtype=torch.int32), torch.zeros(4, dtype=torch.int32))
     with pytest.raises(tessera.TypeMismatch, match="argument 'kv': expected a pair"):
-        ml._fp8_fp4_mqa_logits((fp8(4, 32, 64), None), fp8(16, 64), torch.zeros(4, 32),
+        ml.fp8_fp4_mqa_logits((fp8(4, 32, 64), None), fp8(16, 64), torch.zeros(4, 32),
                                torch.zeros(4, dtype=torch.int32), torch.zeros(4, dtype=torch.int32))
     with pytest.raises(tessera.TypeMismatch, match="fp8_mqa_logits: argument 'q': expected a torch.Tensor"):
-        ml._fp8_mqa_logits((fp8(4, 32, 64), None), (fp8(16, 64), torch.ones(16)), torch.zeros(4, 32),
+        ml.fp8_mqa_logits((fp8(4, 32, 64), None), (fp8(16, 64), torch.ones(16)), torch.zeros(4, 32),
                            torch.zeros(4, dtype=torch.int32), torch.zeros(4, dtype=torch.int32))
 
 

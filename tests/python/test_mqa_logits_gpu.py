@@ -1,5 +1,4 @@
-"""Non-paged MQA logits on the GPU, reached through tessera.mqa_logits (the public names route there once these pass
-on the H200).
+"""Non-paged MQA logits on the GPU (tessera.mqa_logits).
 
 - DeepGEMM's test cases (test_attention.py: S in {2048, 8192}, S_kv in {8192, 65536}, H in {32, 64}, D in {32, 64,
   128}, causal and two-chunk context-parallel ranges, FP32 / BF16 logits, normal+clean and compressed layouts): a
@@ -142,7 +141,7 @@ def test_deepgemm_cases(case):
     ks, ke = context_parallel_ranges(s, s_kv) if cp else causal_ranges(s, s_kv)
     max_seqlen_k = int((ke - ks).max().item()) if compressed else 0
     kwargs = dict(clean_logits=not compressed, max_seqlen_k=max_seqlen_k, logits_dtype=logits_dtype)
-    logits = ml._fp8_fp4_mqa_logits((q_fp8, None), (kv_fp8, kv_sf), weights, ks, ke, **kwargs)
+    logits = ml.fp8_fp4_mqa_logits((q_fp8, None), (kv_fp8, kv_sf), weights, ks, ke, **kwargs)
     assert logits.dtype == logits_dtype
     assert logits.shape == ((s, max_seqlen_k) if compressed else (s, s_kv))
     elem = logits.element_size()
@@ -156,7 +155,7 @@ def test_deepgemm_cases(case):
     else:
         first = logits.clone()
     for _ in range(20):
-        again = ml._fp8_fp4_mqa_logits((q_fp8, None), (kv_fp8, kv_sf), weights, ks, ke, **kwargs)
+        again = ml.fp8_fp4_mqa_logits((q_fp8, None), (kv_fp8, kv_sf), weights, ks, ke, **kwargs)
         again = again.masked_fill(~kept, 0) if compressed else again
         assert torch.equal(again.view(torch.int16 if elem == 2 else torch.int32),
                            first.view(torch.int16 if elem == 2 else torch.int32)), "not bitwise repeatable"
@@ -178,7 +177,7 @@ def test_kernel_names_one_per_call():
     s, s_kv, h, d = 256, 4096, 64, 128
     _, _, q_fp8, kv_fp8, kv_sf, weights = make_inputs(s, s_kv, h, d)
     ks, ke = causal_ranges(s, s_kv)
-    fn = lambda: ml._fp8_fp4_mqa_logits((q_fp8, None), (kv_fp8, kv_sf), weights, ks, ke)  # noqa: E731
+    fn = lambda: ml.fp8_fp4_mqa_logits((q_fp8, None), (kv_fp8, kv_sf), weights, ks, ke)  # noqa: E731
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         fn()
         torch.cuda.synchronize()
@@ -190,7 +189,7 @@ def test_kernel_names_one_per_call():
     t, clean_t = bench_kineto(fn, ("mqa_logits", "clean_logits"), suppress_kineto_output=True)
     assert t > 0 and clean_t > 0
     # The compressed layout runs the main kernel only.
-    fn = lambda: ml._fp8_fp4_mqa_logits((q_fp8, None), (kv_fp8, kv_sf), weights, ks, ke,  # noqa: E731
+    fn = lambda: ml.fp8_fp4_mqa_logits((q_fp8, None), (kv_fp8, kv_sf), weights, ks, ke,  # noqa: E731
                                         clean_logits=False, max_seqlen_k=s_kv)
     t, clean_t = bench_kineto(fn, ("mqa_logits", "clean_logits"), suppress_kineto_output=True)
     assert t > 0 and clean_t == 0
@@ -302,7 +301,7 @@ def test_graph_capture_and_two_streams():
     s, s_kv, h, d = 512, 8192, 32, 128
     _, _, q_fp8, kv_fp8, kv_sf, weights = make_inputs(s, s_kv, h, d, seed=9)
     ks, ke = context_parallel_ranges(s, s_kv)
-    call = lambda: ml._fp8_fp4_mqa_logits((q_fp8, None), (kv_fp8, kv_sf), weights, ks, ke)  # noqa: E731
+    call = lambda: ml.fp8_fp4_mqa_logits((q_fp8, None), (kv_fp8, kv_sf), weights, ks, ke)  # noqa: E731
     eager = call()
     graph = torch.cuda.CUDAGraph()
     side = torch.cuda.Stream()
@@ -353,7 +352,7 @@ def test_bad_inputs_raise_runtime_errors():
         args = dict(good, **change)
         extra = {k: args.pop(k) for k in ("clean_logits", "max_seqlen_k", "logits_dtype") if k in args}
         with pytest.raises(exc, match=match) as info:
-            ml._fp8_fp4_mqa_logits(**args, **extra)
+            ml.fp8_fp4_mqa_logits(**args, **extra)
         assert isinstance(info.value, RuntimeError)
 
     raises(NotImplementedError, "SM100-only", q=(q_fp8, torch.ones(s, h, device="cuda")))
@@ -380,7 +379,7 @@ def test_bench_deepgemm_cases():
         ks, ke = context_parallel_ranges(s, s_kv) if cp else causal_ranges(s, s_kv)
         cost = int((ke.long().clamp(max=s_kv) - ks.long()).clamp(min=0).sum().item())
         max_seqlen_k = int((ke - ks).max().item()) if compressed else 0
-        fn = lambda: ml._fp8_fp4_mqa_logits((q_fp8, None), (kv_fp8, kv_sf), weights, ks, ke,  # noqa: E731
+        fn = lambda: ml.fp8_fp4_mqa_logits((q_fp8, None), (kv_fp8, kv_sf), weights, ks, ke,  # noqa: E731
                                             clean_logits=not compressed, max_seqlen_k=max_seqlen_k,
                                             logits_dtype=logits_dtype)
         t, clean_t = bench_kineto(fn, ("mqa_logits", "clean_logits"), suppress_kineto_output=True)

@@ -1,7 +1,7 @@
 """tessera.paged_mqa_logits' argument checks, which run before any kernel is reached (CPU tensors suffice): the
 SM100-only forms (indices, FP4 queries, block_kv 32, next_n > 2), 1-D context lengths, shapes, dtypes and strides of
 every tensor, each refused with a RuntimeError naming the argument; well-formed CPU tensors get as far as the device
-check. Also the logits buffer's row stride, and the public names staying pending until the kernels have run."""
+check. Also the logits buffer's row stride."""
 import pytest
 
 torch = pytest.importorskip("torch")

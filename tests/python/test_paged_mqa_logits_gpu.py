@@ -5,8 +5,7 @@ FP32 and BF16 logits) with its 2-D context lengths and 20-call bitwise determini
 context); edge contexts (0, 1, 63, 64, 65, not multiples of 64, next_n columns in any order, max_context_len past the
 last page); NaN-poisoned outputs (what is written, and nothing else); garbage in unused cache blocks, in the token
 slots past a context and in block-table entries past a context; padded block strides; schedule reuse across calls
-and SM counts; CUDA-graph capture; kernel names; bad inputs. Reached through tessera.paged_mqa_logits' private
-functions (the public names route there once these pass on the H200).
+and SM counts; CUDA-graph capture; kernel names; bad inputs.
 
 Per logit the tolerance is 2^-10 of sum_h |w| sf sum_d |q kv| (FP8 wgmma accumulates with ~14 mantissa bits), plus
 BF16 rounding for BF16 logits; calc_diff must also stay under DeepGEMM's bounds (5e-6 FP32, 3e-5 BF16).
