@@ -19,6 +19,7 @@ def main():
     parser.add_argument("--only", help="comma-separated test functions of FILE to run instead of its __main__")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments for FILE, after --")
     args = parser.parse_args()
+    args.tests_dir = os.path.abspath(args.tests_dir)  # the file runs from inside it
     path = os.path.join(args.tests_dir, args.file)
     if not os.path.isfile(path):
         parser.error(f"no test file {path}")
