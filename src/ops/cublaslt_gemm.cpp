@@ -139,6 +139,25 @@ void lt_matmul(const char* op, const LtCall& p, Stream stream) {
     check(lt().cublasLtMatmulPreferenceSetAttribute(desc.pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
                                                     &reduction_schemes, sizeof(reduction_schemes)),
           "MatmulPreferenceSetAttribute");
+    // The heuristic assumes 256-byte aligned matrices unless told otherwise; operands here may be views at any
+    // element offset and batches at any stride, so each matrix's alignment is passed on (its leading dimension the
+    // heuristic reads from the layout; aligned matrices keep the default, as torch's own call does).
+    const auto alignment = [&](const TensorRef& t, std::int64_t batch_stride) {
+        const std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(t.data) |
+                                    static_cast<std::uintptr_t>(p.batch > 1 ? batch_stride * dtype_size(t.dtype) : 0);
+        std::uint32_t bytes = 256;
+        while (bytes > 1 && bits % bytes != 0) bytes /= 2;
+        return bytes;
+    };
+    const TensorRef& cref = p.c != nullptr ? *p.c : d;
+    const std::pair<cublasLtMatmulPreferenceAttributes_t, std::uint32_t> alignments[] = {
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment(b, p.batch_b)},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment(a, p.batch_a)},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment(cref, p.batch_c)},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment(d, p.batch_d)}};
+    for (const auto& [attr, bytes] : alignments)
+        check(lt().cublasLtMatmulPreferenceSetAttribute(desc.pref, attr, &bytes, sizeof(bytes)),
+              "MatmulPreferenceSetAttribute");
     const cublasLtHandle_t handle = p.handle != nullptr ? static_cast<cublasLtHandle_t>(p.handle) : state.handle;
     cublasLtMatmulHeuristicResult_t heuristic{};
     int found = 0;
@@ -149,7 +168,6 @@ void lt_matmul(const char* op, const LtCall& p, Stream stream) {
         throw Unsupported(detail::str_cat(op, ": cuBLASLt found no algorithm for the GEMM (m=", p.m, " n=", p.n,
                                           " k=", p.k, " batch=", p.batch, ")"));
     const float alpha = 1.f, beta = p.c != nullptr ? 1.f : 0.f;
-    const TensorRef& cref = p.c != nullptr ? *p.c : d;
     runtime::make_current(device);
     const CUstream cu_stream = static_cast<CUstream>(stream);
     // The held workspace, or (DG_USE_TEMP_CUBLASLT_WORKSPACE) one allocated in stream order for this call only.

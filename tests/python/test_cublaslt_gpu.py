@@ -33,6 +33,20 @@ def test_bf16_layouts(layout, m, n, k, out, with_c):
     assert calc_diff(d, ref) < 1e-5
 
 
+@pytest.mark.parametrize("offset", [1, 3, 8])
+def test_views_at_any_element_offset(offset):
+    # Operands and output start `offset` BF16 elements into their storage (2- to 16-byte aligned pointers, odd leading
+    # dimensions): cuBLASLt must be told the alignment or it may pick a kernel that assumes 256 bytes.
+    m, n, k = 200, 136, 1000
+    a = torch.randn(m * (k + 3) + offset, device="cuda", dtype=torch.bfloat16)[offset:].view(m, k + 3)[:, :k]
+    b = torch.randn(n * (k + 5) + offset, device="cuda", dtype=torch.bfloat16)[offset:].view(n, k + 5)[:, :k]
+    dbuf = torch.full((m * (n + 1) + offset,), float("nan"), device="cuda", dtype=torch.bfloat16)
+    d = dbuf[offset:].view(m, n + 1)[:, :n]
+    lt.cublaslt_gemm_nt(a, b, d)
+    assert calc_diff(d, a.double() @ b.double().T) < 1e-5
+    assert torch.isnan(dbuf[:offset]).all() and torch.isnan(dbuf[offset:].view(m, n + 1)[:, n]).all()
+
+
 @pytest.mark.parametrize("m,n,k", [(128, 2112, 7168), (4096, 576, 7168)])
 @pytest.mark.parametrize("out", [torch.bfloat16, torch.float32])
 def test_fp8_k_major_unscaled(m, n, k, out):
