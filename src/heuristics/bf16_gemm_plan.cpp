@@ -1,6 +1,7 @@
 #include "heuristics/bf16_gemm_plan.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -21,17 +22,61 @@ double tile_cost_per_k_block(int block_m, int block_n) {
     return std::max(math, load) + 1024.0;
 }
 
+int split_capacity(const Bf16GemmProblem& p, int split) {
+    const int given = p.split_capacity[split == 2 ? 0 : split == 4 ? 1 : 2];
+    if (given < 0) return 0;
+    return given > 0 ? given : fp8_gemm_cluster_capacity(p.num_sms, split);
+}
+
+// Split-K for dense problems whose tiles leave SMs idle (decode). Each (tile, S) whose tiles * S CTAs fit one wave of
+// clusters costs ceil(kb / S) k-blocks of its tile plus the cluster reduction (barriers, then S - 1 FP32 partials
+// read through distributed shared memory), never less than streaming the operands once; the FP8 kernel's reduction
+// constants (the same epilogue), in the same units. A split plan must beat the unsplit one by 10 %.
+void choose_split_k(const Bf16GemmProblem& p, double unsplit_cost, double floor, Bf16GemmConfig& best) {
+    constexpr double kReduceCost = 130000.0;
+    const double kb = static_cast<double>(ceil_div(p.k, kBf16BlockK));
+    const int n_step = p.block_n_multiple > 1 ? std::lcm(16, p.block_n_multiple) : 16;
+    double best_cost = 0.9 * unsplit_cost;
+    for (int split : {2, 4, 8}) {
+        if (split > kb) break;
+        for (int block_m : {64, 128}) {
+            if (block_m == 128 && p.m <= 64) continue;  // a 128-row tile would compute empty rows
+            for (int block_n = n_step; block_n <= 256; block_n += n_step) {
+                if (p.mn_major_b && block_n % 64 != 0) continue;
+                int stages = 0;
+                for (int s = 8; s >= 3 && stages == 0; --s)
+                    if (bf16_gemm_smem_bytes(block_m, block_n, s, false, true) <= p.max_smem_bytes) stages = s;
+                if (stages == 0) continue;
+                const std::int64_t ctas = ceil_div(p.m, block_m) * ceil_div(p.n, block_n) * split;
+                if (ctas > split_capacity(p, split)) continue;
+                const double reduce = kReduceCost + static_cast<double>(block_m) * block_n * (split - 1);
+                const double cost = std::max(std::ceil(kb / split) * tile_cost_per_k_block(block_m, block_n) + reduce,
+                                             floor) * (stages < 4 ? 1.03 : 1.0);
+                if (cost < best_cost) {
+                    best_cost = cost;
+                    best.block_m = block_m;
+                    best.block_n = block_n;
+                    best.num_stages = stages;
+                    best.split_k = split;
+                    best.num_sms = static_cast<int>(ctas);
+                }
+            }
+        }
+    }
+}
+
 }  // namespace
 
-int bf16_gemm_smem_bytes(int block_m, int block_n, int stages, bool out_f32) {
-    const int d_tile = block_m * block_n * (out_f32 ? 4 : 2);
+int bf16_gemm_smem_bytes(int block_m, int block_n, int stages, bool out_f32, bool split_k) {
+    const int d_tile = block_m * block_n * (out_f32 || split_k ? 4 : 2);
     return 1024 + (d_tile + 1023) / 1024 * 1024 + stages * (block_m + block_n) * kBf16BlockK * 2;
 }
 
 std::string Bf16GemmConfig::describe() const {
     return "block " + std::to_string(block_m) + "x" + std::to_string(block_n) + "x" + std::to_string(kBf16BlockK) +
            ", " + std::to_string(num_stages) + " stages, " + std::to_string(num_sms) + " CTAs, group " +
-           std::to_string(group_size) + ", smem " + std::to_string(smem_bytes);
+           std::to_string(group_size) + ", smem " + std::to_string(smem_bytes) +
+           (split_k > 1 ? ", split-K " + std::to_string(split_k) : "");
 }
 
 Bf16GemmConfig choose_bf16_gemm_config(const Bf16GemmProblem& p) {
@@ -72,7 +117,9 @@ Bf16GemmConfig choose_bf16_gemm_config(const Bf16GemmProblem& p) {
                   " n=", p.n, " k=", p.k, p.block_n_multiple > 1 ? " with block N a multiple of lcm(16, " : "",
                   p.block_n_multiple > 1 ? std::to_string(p.block_n_multiple) + ") by set_block_size_multiple_of" : "");
     best.num_sms = p.num_sms;
-    best.smem_bytes = bf16_gemm_smem_bytes(best.block_m, best.block_n, best.num_stages, p.out_f32);
+    if (p.allow_split_k && p.num_groups == 1 && !p.out_f32 && !p.accumulate)
+        choose_split_k(p, best_cost, floor, best);
+    best.smem_bytes = bf16_gemm_smem_bytes(best.block_m, best.block_n, best.num_stages, p.out_f32, best.split_k > 1);
     // Raster groups of 8 or 16 m-blocks (as the FP8 plans): a wave then touches few blocks of A and of B.
     best.group_size = ceil_div(p.m, best.block_m) >= 16 ? 16 : 8;
     fp8_gemm_store_layout(p.out_f32 ? Fp8GemmMode::k1D1D : Fp8GemmMode::k1D2D, best.block_n, &best.swizzle_d_bytes,

@@ -17,6 +17,10 @@ struct Bf16GemmProblem {
     int num_groups = 1;   // m-grouped: m is the (expected) rows of one group, tiles are counted num_groups times
     int block_m = 0;      // > 0: the layout fixes BLOCK_M (contiguous: the segment alignment)
     int block_n_multiple = 1;  // set_block_size_multiple_of: > 1 makes block N a multiple of lcm(16, this)
+    // Dense problems may split K over a cluster (BF16 D stored only; the op sets it). split_capacity[i]: CTAs of
+    // clusters of 2, 4, 8 the device keeps resident at once (0: the planner's estimate; < 0: none).
+    bool allow_split_k = false;
+    int split_capacity[3] = {0, 0, 0};
 };
 
 struct Bf16GemmConfig {
@@ -28,16 +32,19 @@ struct Bf16GemmConfig {
     int swizzle_d_bytes = 0;  // the D store swizzle the kernel will use (mirrors prims/store_layout.cuh)
     int store_box_n = 0;
     int k_blocks_per_split = 0;  // batch-sum: the flattened (batch, k-block) steps of one tile
+    int split_k = 1;             // dense: CTAs of a cluster sharing one tile along K (the grid is tiles * split_k)
     int num_threads() const { return 128 * (block_m / 64 + 1); }
     std::string describe() const;
 };
 
 constexpr int kBf16BlockK = 64;  // K elements per stage: one 128-byte swizzle row of BF16
 
-// Dynamic shared memory of the kernel (the kernel static_asserts the same formula): the barriers' 1 KB, the D tile,
-// the A and B stages.
-int bf16_gemm_smem_bytes(int block_m, int block_n, int stages, bool out_f32);
+// Dynamic shared memory of the kernel (the kernel static_asserts the same formula): the barriers' 1 KB, the D tile
+// (4-byte elements for FP32 D and for a split-K plan's partial), the A and B stages.
+int bf16_gemm_smem_bytes(int block_m, int block_n, int stages, bool out_f32, bool split_k = false);
 
+// Persistent tiles that fill the SMs best; with allow_split_k, a decode shape whose tiles leave SMs idle may instead
+// take a cluster of 2, 4 or 8 CTAs per tile, each over its share of K, all clusters resident at once.
 Bf16GemmConfig choose_bf16_gemm_config(const Bf16GemmProblem& p);
 
 // einsum 'bmk,bnk->mn' (num_groups = the batch; m, n and k multiples of 64): whole-output tiles of the widest block

@@ -43,6 +43,7 @@ jit::KernelSpec make_bf16_gemm_spec(const heuristics::Bf16GemmConfig& c, const h
         .set("kMajorB", p.mn_major_b ? 1 : 0)
         .set("kOutF32", p.out_f32 ? 1 : 0)
         .set("kAccumulate", p.accumulate ? 1 : 0);
+    if (c.split_k > 1) spec.set("kSplitK", c.split_k);  // (absent: 1, so unsplit kernels keep their keys)
     return spec;
 }
 
@@ -55,11 +56,21 @@ const Bf16Plan& bf16_plan(const Bf16PlanKey& key, const char* op) {
         p.num_groups = key.num_groups;
         p.block_m = key.block_m;
         p.block_n_multiple = key.block_n_multiple;
+        p.allow_split_k = key.kind == GemmKind::kDense;
         Bf16Plan plan;
-        plan.config = key.kind == GemmKind::kBatchSum ? heuristics::choose_bf16_batch_sum_config(p)
-                                                      : heuristics::choose_bf16_gemm_config(p);
         runtime::make_current(key.device);  // loading the module needs the device's context current
-        plan.kernel = &jit::jit().get(make_bf16_gemm_spec(plan.config, p, key.kind, key.family));
+        for (int attempt = 0;; ++attempt) {
+            plan.config = key.kind == GemmKind::kBatchSum ? heuristics::choose_bf16_batch_sum_config(p)
+                                                          : heuristics::choose_bf16_gemm_config(p);
+            plan.kernel = &jit::jit().get(make_bf16_gemm_spec(plan.config, p, key.kind, key.family));
+            const int split = plan.config.split_k;
+            if (split == 1 || attempt > 0) break;
+            // A split-K plan assumes all its clusters are resident at once; where the driver says fewer fit, plan
+            // again with the driver's capacity (correct either way: surplus clusters would wait for a free GPC).
+            const int resident = split * plan.kernel->max_active_clusters(bf16_launch_config(plan.config, nullptr, key.device));
+            if (resident >= plan.config.num_sms) break;
+            p.split_capacity[split == 2 ? 0 : split == 4 ? 1 : 2] = resident > 0 ? resident : -1;
+        }
         if (options().print_configs)
             std::fprintf(stderr, "[tessera] %s m=%lld n=%lld k=%lld groups=%d: %s\n", op, static_cast<long long>(key.m),
                          static_cast<long long>(key.n), static_cast<long long>(key.k), key.num_groups,
@@ -104,15 +115,19 @@ void check_bf16_output(const char* op, const TensorRef& d, std::int64_t n) {
                   ": argument 'd': expected a 16-byte aligned data pointer (TMA), got ", d.data);
 }
 
-void launch_bf16_gemm(const Bf16Plan& plan, const void* params, std::size_t bytes, Stream stream, int device) {
-    const heuristics::Bf16GemmConfig& c = plan.config;
+jit::LaunchConfig bf16_launch_config(const heuristics::Bf16GemmConfig& c, Stream stream, int device) {
     jit::LaunchConfig launch;
     launch.grid_x = static_cast<unsigned>(c.num_sms);
     launch.block_x = static_cast<unsigned>(c.num_threads());
     launch.smem_bytes = static_cast<unsigned>(c.smem_bytes);
+    launch.cluster_x = static_cast<unsigned>(c.split_k);
     launch.stream = static_cast<CUstream>(stream);
     launch.device = device;
-    plan.kernel->launch_bytes(launch, params, bytes);
+    return launch;
+}
+
+void launch_bf16_gemm(const Bf16Plan& plan, const void* params, std::size_t bytes, Stream stream, int device) {
+    plan.kernel->launch_bytes(bf16_launch_config(plan.config, stream, device), params, bytes);
 }
 
 }  // namespace tessera::ops

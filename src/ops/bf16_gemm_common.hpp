@@ -65,6 +65,7 @@ void check_bf16_output(const char* op, const TensorRef& d, std::int64_t n);
 // The FP32 -> BF16 copy of einsum's BF16 output (kernels/tessera/sm90/cast.cuh).
 const jit::KernelSpec& cast_fp32_to_bf16_spec();
 
+jit::LaunchConfig bf16_launch_config(const heuristics::Bf16GemmConfig& c, Stream stream, int device);
 void launch_bf16_gemm(const Bf16Plan& plan, const void* params, std::size_t bytes, Stream stream, int device);
 inline void launch_bf16_gemm(const Bf16Plan& plan, const Bf16GemmParams& params, Stream stream, int device) {
     launch_bf16_gemm(plan, &params, sizeof(params), stream, device);

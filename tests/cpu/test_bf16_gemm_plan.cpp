@@ -44,10 +44,54 @@ TEST(Bf16GemmPlan, LargeShapesTakeWideTilesAndDecodeFillsTheMachine) {
     EXPECT_EQ(decode.block_m, 64);  // one warpgroup: a 128-row tile would compute 127 empty rows
 }
 
+// Split-K: decode shapes whose tiles leave SMs idle take clusters of 2-8 CTAs per tile; the grid is exactly tiles x
+// split and fits the resident clusters; only dense BF16-out stores split; large shapes never do.
+TEST(Bf16GemmPlan, DecodeShapesSplitKOverWholeClusters) {
+    const auto ceil = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
+    for (bool mn_a : {false, true})
+        for (bool mn_b : {false, true})
+            for (auto [m, n, k] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{1, 2112, 7168},
+                                   {1, 576, 7168}, {1, 4096, 7168}, {128, 2112, 7168}, {5, 1000, 4000}}) {
+                Bf16GemmProblem p{m, n, k, mn_a, mn_b};
+                p.allow_split_k = true;
+                SCOPED_TRACE(testing::Message() << m << "x" << n << "x" << k << " mn " << mn_a << mn_b);
+                const Bf16GemmConfig c = choose_bf16_gemm_config(p);
+                EXPECT_GT(c.split_k, 1);
+                EXPECT_LE(c.split_k, 8);
+                EXPECT_EQ(c.num_sms, ceil(m, c.block_m) * ceil(n, c.block_n) * c.split_k);
+                EXPECT_LE(c.num_sms, c.split_k == 2 ? 132 : 128);
+                EXPECT_LE(c.split_k, ceil(k, kBf16BlockK));
+                if (mn_b) EXPECT_EQ(c.block_n % 64, 0);
+                if (m <= 64) EXPECT_EQ(c.block_m, 64);
+                EXPECT_EQ(c.smem_bytes, bf16_gemm_smem_bytes(c.block_m, c.block_n, c.num_stages, false, true));
+                EXPECT_NE(c.describe().find("split-K"), std::string::npos);
+                // The driver's capacity, where it is below the estimate, bounds the grid.
+                p.split_capacity[0] = p.split_capacity[1] = p.split_capacity[2] = 64;
+                const Bf16GemmConfig capped = choose_bf16_gemm_config(p);
+                if (capped.split_k > 1) EXPECT_LE(capped.num_sms, 64);
+                p.split_capacity[0] = p.split_capacity[1] = p.split_capacity[2] = -1;
+                EXPECT_EQ(choose_bf16_gemm_config(p).split_k, 1);
+            }
+    for (auto [out_f32, accumulate, allow] : {std::tuple{true, false, true}, {false, true, true}, {true, true, true},
+                                              {false, false, false}}) {
+        Bf16GemmProblem p{1, 2112, 7168, false, false, out_f32, accumulate};
+        p.allow_split_k = allow;
+        EXPECT_EQ(choose_bf16_gemm_config(p).split_k, 1);
+    }
+    Bf16GemmProblem big{4096, 7168, 16384};
+    big.allow_split_k = true;
+    EXPECT_EQ(choose_bf16_gemm_config(big).split_k, 1);
+    Bf16GemmProblem grouped{64, 2112, 7168};
+    grouped.allow_split_k = true;
+    grouped.num_groups = 4;
+    EXPECT_EQ(choose_bf16_gemm_config(grouped).split_k, 1);
+}
+
 TEST(Bf16GemmPlan, SharedMemoryFormula) {
     // barriers 1 KB + the D tile rounded up to 1 KB + stages of (BM + BN) rows of 128 bytes
     EXPECT_EQ(bf16_gemm_smem_bytes(128, 256, 4, false), 1024 + 65536 + 4 * 384 * 128);
     EXPECT_EQ(bf16_gemm_smem_bytes(64, 136, 6, true), 1024 + 34816 + 6 * 200 * 128);
+    EXPECT_EQ(bf16_gemm_smem_bytes(64, 144, 7, false, true), 1024 + 36864 + 7 * 208 * 128);  // split-K: FP32 partial
 }
 
 TEST(Bf16GemmPlan, BlockNMultipleAndErrors) {

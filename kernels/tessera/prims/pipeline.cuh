@@ -55,10 +55,12 @@ TESSERA_DEVICE void sync_after_init() {
 // (warp kNumMathThreads / 32 on): one elected lane of the producer warp prefetches the tensor maps (prefetch()), one
 // of the next warp initializes the barriers (init(), then the init fence), the CTA synchronizes, setmaxnreg moves
 // registers from the producer warpgroup to the math warpgroups (the kernel asserts the split fits its launch pool),
-// and the producer warp runs produce(lane) while every math warp runs consume(warpgroup, warp in group, lane).
+// and the producer warp runs produce(lane) while every math warp runs consume(warpgroup, warp in group, lane); then
+// every warp of the producer warpgroup runs producer_group_done() (a split-K kernel's cluster barriers).
 template <int kNumMathThreads, int kProducerRegs, int kConsumerRegs, class Prefetch, class Init, class Produce,
-          class Consume>
-TESSERA_DEVICE void run_warp_roles(Prefetch&& prefetch, Init&& init, Produce&& produce, Consume&& consume) {
+          class Consume, class ProducerGroupDone>
+TESSERA_DEVICE void run_warp_roles(Prefetch&& prefetch, Init&& init, Produce&& produce, Consume&& consume,
+                                   ProducerGroupDone&& producer_group_done) {
     const uint32_t warp = ptx::warp_id_uniform();
     const uint32_t lane = ptx::lane_id();
     constexpr uint32_t kProducerWarp = kNumMathThreads / 32;
@@ -71,10 +73,16 @@ TESSERA_DEVICE void run_warp_roles(Prefetch&& prefetch, Init&& init, Produce&& p
     if (warp >= kProducerWarp) {
         ptx::setmaxnreg_dec<kProducerRegs>();
         if (warp == kProducerWarp) produce(lane);
+        producer_group_done();
     } else {
         ptx::setmaxnreg_inc<kConsumerRegs>();
         consume(warp / 4, warp % 4, lane);
     }
+}
+template <int kNumMathThreads, int kProducerRegs, int kConsumerRegs, class Prefetch, class Init, class Produce,
+          class Consume>
+TESSERA_DEVICE void run_warp_roles(Prefetch&& prefetch, Init&& init, Produce&& produce, Consume&& consume) {
+    run_warp_roles<kNumMathThreads, kProducerRegs, kConsumerRegs>(prefetch, init, produce, consume, [] {});
 }
 
 // Producer, one k-block: waits until the consumers released the stage, then either issues its loads

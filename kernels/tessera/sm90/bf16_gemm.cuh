@@ -15,6 +15,11 @@
 // wgmma descriptors (prims/smem_desc.cuh) and the tile stores (sm90/gemm_epilogue.cuh, shared with the FP8 kernel).
 // This file holds the plan's constants, the parameters, shared memory, the producer and the consumers' k-block loop.
 //
+// Split-K (kSplitK = S > 1: dense, BF16 D stored; decode shapes whose tiles leave SMs idle): a cluster of S CTAs
+// owns one tile (the host launches tiles * S CTAs), CTA r runs the k-blocks [r*kb/S, (r+1)*kb/S), and the cluster sums
+// the FP32 partials through distributed shared memory in rank order (GemmEpilogue::reduce_split_k; deterministic).
+// The D tile's shared memory then holds the FP32 partial, so it is sized for 4-byte elements.
+//
 // Warp roles (kNumMathWarpgroups = 1 (kBlockM = 64) or 2 (kBlockM = 128) consumer warpgroups, then a producer
 // warpgroup): consumer warpgroup g owns tile rows g*64 .. g*64+63; one elected producer thread issues every TMA.
 //
@@ -42,7 +47,7 @@ namespace tessera::sm90 {
 
 // Config members (rendered by the JIT from the host's spec): kBlockM, kBlockN, kNumStages, kNumSMs, kShapeM/N/K
 // (0 = read at run time), kGroupSize, kGemmKind, kNumGroups (k-grouped: the parameter arrays' length), kMajorA,
-// kMajorB (0 K-major, 1 MN-major), kOutF32, kAccumulate.
+// kMajorB (0 K-major, 1 MN-major), kOutF32, kAccumulate; optional kSplitK (default 1).
 template <class Config>
 struct Bf16GemmPolicy {
     static constexpr int kBlockM = Config::kBlockM;
@@ -65,18 +70,24 @@ struct Bf16GemmPolicy {
     static constexpr int kNumKGroups = kKGrouped ? Config::kNumGroups : 1;
 
     // The epilogue's view of the plan (sm90/gemm_epilogue.cuh): one wave of 64 rows per warpgroup, whole tiles, no
-    // cluster, split-K, D over the ring or in halves.
+    // multicast cluster, D over the ring or in halves.
     static constexpr int kWaveRows = 64 * kNumMathWarpgroups;
     static constexpr int kNumWaves = 1;
     static constexpr int kFinalRegs = kBlockN / 2;
-    static constexpr int kSplitK = 1;
-    static constexpr int kClusterSize = 1;
+    static constexpr int kSplitK = [] {
+        if constexpr (requires { Config::kSplitK; }) return static_cast<int>(Config::kSplitK);
+        else return 1;
+    }();
+    static constexpr bool kSplit = kSplitK > 1;
+    static constexpr int kClusterSize = 1;  // multicast pairs (none); a split-K launch's clusters are kSplitK wide
     static constexpr int kNumNSplits = 1;
     static constexpr bool kDInRing = false;
     static constexpr bool kDHalves = false;
     static constexpr uint32_t kEpilogueBarrierBase = 1;  // named barriers 1, 2 (0 is __syncthreads)
     static constexpr uint32_t kDInRingBarrier = 0;       // unused (no D over the ring)
     using OutTile = prims::SwizzledOutputTile<kBlockN, kBlockM, kOutF32 ? 4 : 2>;
+    // Split-K: the tile's FP32 partial, [chunk][thread] float4 (reduce_split_k), in the D tile's place.
+    static constexpr int kDTileBytes = kSplit ? kBlockM * kBlockN * 4 : OutTile::kBytes;
 
     static constexpr uint32_t kABytes = kBlockM * kBlockK * 2;  // one stage of A
     static constexpr uint32_t kBBytes = kBlockN * kBlockK * 2;
@@ -99,9 +110,10 @@ struct Bf16GemmPolicy {
                       launch_regs_per_thread(kNumThreads) * kNumThreads,
                   "the warp roles' registers must fit the CTA's launch pool, or setmaxnreg.inc waits forever");
 
-    using Scheduler = prims::GemmScheduler<kKind, kBlockM, kBlockN, Config::kGroupSize, 1, true, 1, false, kBlockK>;
+    using Scheduler =
+        prims::GemmScheduler<kKind, kBlockM, kBlockN, Config::kGroupSize, 1, true, kSplitK, false, kBlockK>;
     using ConsumerScheduler =
-        prims::GemmScheduler<kKind, kBlockM, kBlockN, Config::kGroupSize, 1, true, 1, true, kBlockK>;
+        prims::GemmScheduler<kKind, kBlockM, kBlockN, Config::kGroupSize, 1, true, kSplitK, true, kBlockK>;
     using Ring = prims::RingState<kNumStages>;
 
     static_assert(kBlockM == 64 || kBlockM == 128, "BF16 tiles are one or two 64-row warpgroups tall");
@@ -115,6 +127,9 @@ struct Bf16GemmPolicy {
     static_assert(!kBatched || (!kTransA && !kReduceAdd), "batched BF16: K-major A, D stored through its 3-D map");
     static_assert(!kBatchSum || (!kTransA && !kTransB && kOutF32 && kReduceAdd),
                   "batch-sum BF16: K-major A [S*M][K] and B [S*N][K], FP32 tiles reduce-added into D");
+    static_assert(!kSplit || (kKind == prims::kDense && !kOutF32 && !kReduceAdd && kSplitK <= 8),
+                  "split-K BF16: dense, BF16 D stored, 2 to 8 CTAs per cluster (the portable cluster limit)");
+    static_assert(Config::kNumSMs % kSplitK == 0, "split-K: the grid is whole clusters");
 };
 
 template <class Config>
@@ -126,8 +141,8 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
     using Policy::kABytes; using Policy::kBBytes; using Policy::kBlockK; using Policy::kBlockM; using Policy::kBlockN;
     using Policy::kChunkBytes; using Policy::kConsumerLiveRegs; using Policy::kFinalRegs; using Policy::kKind;
     using Policy::kMGrouped; using Policy::kNumMathThreads; using Policy::kNumMathWarpgroups; using Policy::kNumStages;
-    using Policy::kProducerLiveRegs; using Policy::kStepA; using Policy::kStepB; using Policy::kTransA;
-    using Policy::kTransB; using Policy::kTxBytes;
+    using Policy::kProducerLiveRegs; using Policy::kSplit; using Policy::kSplitK; using Policy::kStepA;
+    using Policy::kStepB; using Policy::kTransA; using Policy::kTransB; using Policy::kTxBytes;
     using typename Policy::ConsumerScheduler;
     using typename Policy::Descs;
     using typename Policy::OutTile;
@@ -160,13 +175,13 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
     struct SharedStorage {
         uint64_t full_barriers[kNumStages];
         uint64_t empty_barriers[kNumStages];
-        alignas(1024) uint8_t d[OutTile::kBytes];
+        alignas(1024) uint8_t d[Policy::kDTileBytes];
         alignas(1024) uint8_t a[kNumStages][kABytes];
         alignas(1024) uint8_t b[kNumStages][kBBytes];
     };
     static constexpr int kSmemBytes = static_cast<int>(sizeof(SharedStorage));
     // The host planner's formula (heuristics::bf16_gemm_smem_bytes) must match the struct exactly.
-    static_assert(kSmemBytes == 1024 + align_up(OutTile::kBytes, 1024) + kNumStages * (kABytes + kBBytes),
+    static_assert(kSmemBytes == 1024 + align_up(Policy::kDTileBytes, 1024) + kNumStages * (kABytes + kBBytes),
                   "shared-memory plan drifted from the documented formula");
     static_assert(kSmemBytes <= 232448, "exceeds the 227 KB of dynamic shared memory per block on SM90");
 
@@ -193,10 +208,12 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
         return a;
     }
 
-    // The first K row of a k-grouped tile's group (the scheduler gives the group's start in 128-K blocks); 0 for
-    // the other kinds.
-    TESSERA_DEVICE static uint32_t group_k_start(const prims::GemmTile& tile) {
-        return Policy::kKGrouped ? tile.sf_k0 * 128 : 0u;
+    // The tile's first K row: a k-grouped tile's group start (the scheduler gives it in 128-K blocks), a split-K
+    // CTA's share; 0 for the other kinds.
+    TESSERA_DEVICE static uint32_t tile_k_start(const prims::GemmTile& tile) {
+        if constexpr (Policy::kKGrouped) return tile.sf_k0 * 128;
+        else if constexpr (kSplit) return tile.k_begin * kBlockK;
+        else return 0u;
     }
 
     // One operand's stage: a K-major box of `rows` rows at (k0, row0), or rows/64 MN-major boxes at (row0 + 64 j, k0);
@@ -249,7 +266,7 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
                 produce_batch_sum(p, smem, ring, tile);
                 continue;
             }
-            const int32_t k_base = static_cast<int32_t>(group_k_start(tile));
+            const int32_t k_base = static_cast<int32_t>(tile_k_start(tile));
             const int32_t a_row = static_cast<int32_t>(tile.a_row);
             // m-grouped B holds the groups one after another: K-major [G*N][K] (the group's rows start at g*N), or
             // MN-major [G*K][N] (its K rows start at g*K; the host requires K % 64 == 0, so no k-block crosses into
@@ -325,6 +342,10 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
                     ring.advance();
                 }
             }
+            if constexpr (kSplit) {
+                Epilogue::reduce_split_k(p, smem, acc, tile, wg, warp, lane);
+                break;  // one tile per cluster (the host launches tiles * kSplitK CTAs)
+            }
             if constexpr (kKind == prims::kContiguous) {
                 if (tile.row_mask) Epilogue::mask_padding_rows(p, acc, tile, wg, warp, lane);
             }
@@ -352,7 +373,22 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
             [&](uint32_t) {
                 if (ptx::elect_one()) produce(p, smem);
             },
-            [&](uint32_t wg, uint32_t warp, uint32_t lane) { consume(p, smem, wg, warp, lane); });
+            [&](uint32_t wg, uint32_t warp, uint32_t lane) { consume(p, smem, wg, warp, lane); },
+            [&] {
+                if constexpr (kSplit) {
+                    // barrier.cluster counts every thread of the cluster: the producer warpgroup joins the
+                    // reduction's two barriers (the consumers' are in reduce_split_k) when its cluster has a tile.
+                    __syncwarp();
+                    const uint32_t num_tiles = ceil_div(shape_m(p), uint32_t{kBlockM}) *
+                                               ceil_div(shape_n(p), uint32_t{kBlockN});
+                    if (blockIdx.x / kSplitK < num_tiles) {
+                        ptx::cluster_arrive();
+                        ptx::cluster_wait();
+                        ptx::cluster_arrive();
+                        ptx::cluster_wait();
+                    }
+                }
+            });
     }
 };
 
