@@ -53,7 +53,16 @@ def parse_args(argv):
     parser.add_argument("--peer", metavar="DIR", default=peer_module.DEFAULT_CHECKOUT,
                         help="a built DeepGEMM checkout (default: peer/DeepGEMM)")
     parser.add_argument("--no-peer", action="store_true", help="do not run DeepGEMM (recorded figures only)")
+    parser.add_argument("--shard", metavar="I/N", default="0/1",
+                        help="only every N-th row of each suite from row I (0-based): N processes at once compile "
+                             "both libraries' kernels N times faster (a warm-up before the timed run)")
     args = parser.parse_args(argv)
+    try:
+        args.shard_index, args.shard_count = (int(x) for x in args.shard.split("/"))
+    except ValueError:
+        parser.error(f"--shard: expected I/N, got {args.shard!r}")
+    if not 0 <= args.shard_index < args.shard_count:
+        parser.error(f"--shard: expected 0 <= I < N, got {args.shard!r}")
     if args.flush_mib < 64:
         parser.error("--flush-mib must be at least 64 (larger than L2)")
     if args.reps < 10:
@@ -85,13 +94,15 @@ def import_tessera():
     return tessera
 
 
-def run_suite(suite, ctx, timer, reps):
+def run_suite(suite, ctx, timer, reps, shard=(0, 1)):
     rows, canary = [], []
     print(f"\n-- running {suite.name}", flush=True)
     try:
         if suite.needs_gpu:
             canary.append(canary_us(timer))
-        for row in suite.rows(ctx):
+        for index, row in enumerate(suite.rows(ctx)):
+            if index % shard[1] != shard[0]:
+                continue
             row.suite = suite.name
             print(f"  {row.label}", flush=True)
             if row.calls or row.baselines:
@@ -129,7 +140,7 @@ def main(argv=None):
     timer = Timer(args.timer, args.flush_mib << 20, args.flush_kind)
     results = {}
     for name in args.suites:
-        results[name] = run_suite(SUITES[name], ctx, timer, args.reps)
+        results[name] = run_suite(SUITES[name], ctx, timer, args.reps, (args.shard_index, args.shard_count))
     lines = []
     for name, (rows, canary) in results.items():
         report.print_table(name, rows, suites_host.COLUMNS.get(name))
