@@ -206,6 +206,21 @@ def test_contiguous_psum_layout(mn_b):
         begin = (end + align - 1) // align * align
 
 
+def test_psum_end_rows_past_m_stop_at_m():
+    # The layout is device data the host cannot check without a sync: an end row past A's rows must not make the
+    # kernel store past D (here D is a view of a larger poisoned buffer whose tail must keep its poison).
+    m, n, k = 300, 256, 512
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b_nt, _, b = grouped_b(2, n, k, False)
+    buffer = torch.full((384, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    d = buffer[:m]
+    layout = torch.tensor([100, 328], device="cuda", dtype=torch.int32)
+    g.m_grouped_bf16_gemm_nt_contiguous(a, b_nt, d, layout, use_psum_layout=True, expected_m_for_psum_layout=150)
+    assert calc_diff(d[:100], a[:100].double() @ b[0].double().T) < 1e-5
+    assert calc_diff(d[128:], a[128:].double() @ b[1].double().T) < 1e-5
+    assert torch.isnan(buffer[m:]).all(), "rows past M were written"
+
+
 @pytest.mark.parametrize("groups,m_max,n,k,expected", [(4, 256, 512, 1024, 100), (6, 4096, 1024, 2048, 20),
                                                        (3, 200, 384, 128, 150)])
 def test_masked_rows_past_masked_m_untouched(groups, m_max, n, k, expected):

@@ -195,6 +195,21 @@ def test_contiguous_psum_edges(ms, n, k, tail):
     check_m_grouped(p)
 
 
+def test_psum_end_rows_past_m_stop_at_m():
+    # The layout is device data the host cannot check without a sync: an end row past A's rows must not make the
+    # kernel store past D (here D is a view of a larger poisoned buffer whose tail must keep its poison).
+    p = make_m_grouped([100, 200], 512, 512, psum=True)  # group 1 at rows [128, 328) of 384
+    m = 300
+    tessera.m_grouped_fp8_gemm_nt_contiguous((p.a8[:m], p.sfa[:m]), (p.b8, p.sfb), p.d[:m], p.layout,
+                                             use_psum_layout=True, expected_m_for_psum_layout=150)
+    acc = Accuracy()
+    for g, rows in ((0, slice(0, 100)), (1, slice(128, m))):
+        ref = dequant_rows(p.a8[rows], p.sfa[rows]) @ dequant_blocks(p.b8[g], p.sfb[g]).T
+        acc.add(p.d[rows], ref, p.a[rows].double() @ p.b[g].double().T)
+    acc.check(BF16_REL)
+    assert torch.isnan(p.d[m:]).all(), "rows past M were written"
+
+
 # Psum 128x256 tiles (two N halves) store rows that stop early through shared memory: forced (one subprocess each,
 # TESSERA_FP8_CONFIG is read once per process) on groups that end inside either warpgroup's 64 rows or fill a tile,
 # an empty group, and garbage in the gaps. K = 2048: the idle second warpgroup skips its wgmmas; K = 4096: it does not.

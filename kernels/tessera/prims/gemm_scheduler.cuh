@@ -10,7 +10,8 @@
 //                zeroed in the epilogue (row_mask), so D is exact whatever A holds there. Multicast pairs only when
 //                both m-blocks belong to the same expert.
 //   kPsum        grouped_layout[g] = end row of group g; group g starts at align(end[g-1], alignment). Tiles walk
-//                the groups in order (each group rasterized on its own); rows past end[g] are never stored.
+//                the groups in order (each group rasterized on its own); rows past end[g] (or past M) are never
+//                stored.
 //   kMasked      A [G, M_max, K] flattened to [G*M_max, K]; group g has masked_m[g] = grouped_layout[g] rows (read on
 //                the device, clamped to [0, M_max]); rows past masked_m[g] are never stored.
 //   kKGrouped    same M, N per group, K = k_g per group (host-known, in the kernel parameters with per-group tensor
@@ -130,8 +131,11 @@ struct GemmScheduler {
         if constexpr (kKind == kPsum) {
             const int32_t prev_end = g == 0 ? 0 : ptx::ld_global_nc(args.grouped_layout + g - 1);
             const int32_t end = ptx::ld_global_nc(args.grouped_layout + g);
+            // Clamped to A's rows: an end row past M (a caller's error the host cannot see without a sync) must not
+            // make the tiles store past D.
             psum_start = g == 0 ? 0u : align_up<uint32_t>(static_cast<uint32_t>(max(prev_end, 0)), args.alignment);
-            group_end = max(static_cast<uint32_t>(max(end, 0)), psum_start);
+            psum_start = min(psum_start, args.m);
+            group_end = min(max(static_cast<uint32_t>(max(end, 0)), psum_start), args.m);
         } else if constexpr (kKind == kMasked) {
             const int32_t rows = ptx::ld_global_nc(args.grouped_layout + g);
             group_end = group_start() + min(static_cast<uint32_t>(max(rows, 0)), args.m);
