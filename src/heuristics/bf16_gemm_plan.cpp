@@ -117,8 +117,7 @@ Bf16GemmConfig choose_bf16_gemm_config(const Bf16GemmProblem& p) {
                   " n=", p.n, " k=", p.k, p.block_n_multiple > 1 ? " with block N a multiple of lcm(16, " : "",
                   p.block_n_multiple > 1 ? std::to_string(p.block_n_multiple) + ") by set_block_size_multiple_of" : "");
     best.num_sms = p.num_sms;
-    if (p.allow_split_k && p.num_groups == 1 && !p.out_f32 && !p.accumulate)
-        choose_split_k(p, best_cost, floor, best);
+    if (p.allow_split_k && p.num_groups == 1) choose_split_k(p, best_cost, floor, best);
     best.smem_bytes = bf16_gemm_smem_bytes(best.block_m, best.block_n, best.num_stages, p.out_f32, best.split_k > 1);
     // Raster groups of 8 or 16 m-blocks (as the FP8 plans): a wave then touches few blocks of A and of B.
     best.group_size = ceil_div(p.m, best.block_m) >= 16 ? 16 : 8;

@@ -17,7 +17,7 @@ struct Bf16GemmProblem {
     int num_groups = 1;   // m-grouped: m is the (expected) rows of one group, tiles are counted num_groups times
     int block_m = 0;      // > 0: the layout fixes BLOCK_M (contiguous: the segment alignment)
     int block_n_multiple = 1;  // set_block_size_multiple_of: > 1 makes block N a multiple of lcm(16, this)
-    // Dense problems may split K over a cluster (BF16 D stored only; the op sets it). split_capacity[i]: CTAs of
+    // Dense problems may split K over a cluster (the op sets it for them). split_capacity[i]: CTAs of
     // clusters of 2, 4, 8 the device keeps resident at once (0: the planner's estimate; < 0: none).
     bool allow_split_k = false;
     int split_capacity[3] = {0, 0, 0};

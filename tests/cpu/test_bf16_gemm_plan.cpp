@@ -44,8 +44,8 @@ TEST(Bf16GemmPlan, LargeShapesTakeWideTilesAndDecodeFillsTheMachine) {
     EXPECT_EQ(decode.block_m, 64);  // one warpgroup: a 128-row tile would compute 127 empty rows
 }
 
-// Split-K: decode shapes whose tiles leave SMs idle take clusters of 2-8 CTAs per tile; the grid is exactly tiles x
-// split and fits the resident clusters; only dense BF16-out stores split; large shapes never do.
+// Split-K: decode shapes whose tiles leave SMs idle take clusters of 2-8 CTAs per tile (BF16 or FP32 D, with or
+// without C); the grid is exactly tiles x split and fits the resident clusters; grouped and large shapes never split.
 TEST(Bf16GemmPlan, DecodeShapesSplitKOverWholeClusters) {
     const auto ceil = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
     for (bool mn_a : {false, true})
@@ -72,10 +72,13 @@ TEST(Bf16GemmPlan, DecodeShapesSplitKOverWholeClusters) {
                 p.split_capacity[0] = p.split_capacity[1] = p.split_capacity[2] = -1;
                 EXPECT_EQ(choose_bf16_gemm_config(p).split_k, 1);
             }
-    for (auto [out_f32, accumulate, allow] : {std::tuple{true, false, true}, {false, true, true}, {true, true, true},
-                                              {false, false, false}}) {
+    for (auto [out_f32, accumulate] : {std::pair{true, false}, {false, true}, {true, true}}) {
         Bf16GemmProblem p{1, 2112, 7168, false, false, out_f32, accumulate};
-        p.allow_split_k = allow;
+        p.allow_split_k = true;
+        const Bf16GemmConfig c = choose_bf16_gemm_config(p);
+        EXPECT_GT(c.split_k, 1);
+        EXPECT_EQ(c.smem_bytes, bf16_gemm_smem_bytes(c.block_m, c.block_n, c.num_stages, out_f32, true));
+        p.allow_split_k = false;
         EXPECT_EQ(choose_bf16_gemm_config(p).split_k, 1);
     }
     Bf16GemmProblem big{4096, 7168, 16384};

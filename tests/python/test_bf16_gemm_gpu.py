@@ -82,6 +82,9 @@ def test_split_k_decode_every_layout(layout, m, n, k):
                                        torch.cuda.current_device())
     assert "split-K" in text, text
     check(m, n, k, layout=layout)
+    check(m, n, k, layout=layout, with_c=True, c_is_d=True)                   # BF16 C: D += the cluster's sum
+    check(m, n, k, layout=layout, out=torch.float32)                          # FP32 pairs
+    check(m, n, k, layout=layout, out=torch.float32, with_c=True)             # FP32 C copied into D first
     a_arg, b_arg, _, _ = operands(m, n, k, layout)
     first = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     LAYOUTS[layout](a_arg, b_arg, first)

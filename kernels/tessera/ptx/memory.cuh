@@ -161,6 +161,15 @@ TESSERA_DEVICE uint32_t ld_shared_u16(uint32_t addr) {
     return x;
 }
 
+// C values the host copied into D before the launch (read once, by the thread that then overwrites them).
+TESSERA_DEVICE uint32_t ld_global_b32(const void* ptr) {
+    uint32_t x;
+    asm volatile("ld.global.b32 %0, [%1];" : "=r"(x) : "l"(ptr) : "memory");
+    return x;
+}
+TESSERA_DEVICE void ld_global_v2(const float* ptr, float& x, float& y) {
+    asm volatile("ld.global.v2.f32 {%0, %1}, [%2];" : "=f"(x), "=f"(y) : "l"(ptr) : "memory");
+}
 TESSERA_DEVICE void st_global_v2(float* ptr, float x, float y) {
     asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(ptr), "f"(x), "f"(y) : "memory");
 }

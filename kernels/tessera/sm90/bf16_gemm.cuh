@@ -15,7 +15,7 @@
 // wgmma descriptors (prims/smem_desc.cuh) and the tile stores (sm90/gemm_epilogue.cuh, shared with the FP8 kernel).
 // This file holds the plan's constants, the parameters, shared memory, the producer and the consumers' k-block loop.
 //
-// Split-K (kSplitK = S > 1: dense, BF16 D stored; decode shapes whose tiles leave SMs idle): a cluster of S CTAs
+// Split-K (kSplitK = S > 1: dense; decode shapes whose tiles leave SMs idle): a cluster of S CTAs
 // owns one tile (the host launches tiles * S CTAs), CTA r runs the k-blocks [r*kb/S, (r+1)*kb/S), and the cluster sums
 // the FP32 partials through distributed shared memory in rank order (GemmEpilogue::reduce_split_k; deterministic).
 // The D tile's shared memory then holds the FP32 partial, so it is sized for 4-byte elements.
@@ -127,8 +127,8 @@ struct Bf16GemmPolicy {
     static_assert(!kBatched || (!kTransA && !kReduceAdd), "batched BF16: K-major A, D stored through its 3-D map");
     static_assert(!kBatchSum || (!kTransA && !kTransB && kOutF32 && kReduceAdd),
                   "batch-sum BF16: K-major A [S*M][K] and B [S*N][K], FP32 tiles reduce-added into D");
-    static_assert(!kSplit || (kKind == prims::kDense && !kOutF32 && !kReduceAdd && kSplitK <= 8),
-                  "split-K BF16: dense, BF16 D stored, 2 to 8 CTAs per cluster (the portable cluster limit)");
+    static_assert(!kSplit || (kKind == prims::kDense && kSplitK <= 8),
+                  "split-K BF16: dense, 2 to 8 CTAs per cluster (the portable cluster limit)");
     static_assert(Config::kNumSMs % kSplitK == 0, "split-K: the grid is whole clusters");
 };
 

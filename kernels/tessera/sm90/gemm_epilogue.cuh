@@ -237,15 +237,37 @@ struct GemmEpilogue {
     //   2. cluster barrier (release / acquire: the partials are visible cluster-wide; the producer warpgroup takes
     //      part too, see run());
     //   3. CTA r owns the 8-column chunks c with c % kSplitK == r: each thread sums its fragment positions of those
-    //      chunks over all CTAs' buffers (ld.shared::cluster, in rank order: deterministic) and stores BF16 pairs for
-    //      the rows inside M;
+    //      chunks over all CTAs' buffers (ld.shared::cluster, in rank order: deterministic) and stores them, as BF16
+    //      or FP32 pairs, for the rows inside M (kReduceAdd: added to D's values, the C the host copied there, and
+    //      rounded once);
     //   4. cluster barrier: no CTA exits while a peer still reads its buffer.
     // Threads whose fragment rows are all past M skip both the write and the read of those positions.
+    // One element pair of the split-K sum into D (its owner thread alone touches it).
+    template <class OutElem>
+    TESSERA_DEVICE static void store_sum_pair(OutElem* ptr, float x, float y) {
+        if constexpr (kOutF32) {
+            if constexpr (kReduceAdd) {
+                float cx, cy;
+                ptx::ld_global_v2(ptr, cx, cy);
+                x += cx;
+                y += cy;
+            }
+            ptx::st_global_v2(ptr, x, y);
+        } else {
+            if constexpr (kReduceAdd) {
+                const uint32_t c = ptx::ld_global_b32(ptr);  // two BF16: the lower half is the first column
+                x += __uint_as_float(c << 16);
+                y += __uint_as_float(c & 0xffff0000u);
+            }
+            ptx::st_global_b32(ptr, ptx::pack_bf16x2(x, y));
+        }
+    }
+
     TESSERA_DEVICE static void reduce_split_k(const Params& p, SharedStorage& smem,
                                               const float (&acc)[kNumWaves][kFinalRegs], const prims::GemmTile& tile,
                                               uint32_t wg, uint32_t warp, uint32_t lane) {
-        static_assert(!kOutF32 && !kReduceAdd, "split-K: BF16 tiles, stored");
         constexpr int kChunks = kBlockN / 8;
+        using OutElem = conditional_t<kOutF32, float, uint16_t>;
         const uint32_t thread = wg * 128 + warp * 32 + lane;
         const uint32_t buffer = K::d_tile_addr(smem);
         const uint32_t rows = min(static_cast<uint32_t>(kBlockM), shape_m(p) - tile.d_row);
@@ -272,7 +294,7 @@ struct GemmEpilogue {
             const uint32_t r0 = fragment_row(w, 0, wg, warp, lane);
             if (r0 >= rows) continue;
             const bool second_row = r0 + 8 < rows;
-            uint16_t* d0 = static_cast<uint16_t*>(p.d) + static_cast<uint64_t>(tile.d_row + r0) * p.ld_d;
+            OutElem* d0 = static_cast<OutElem*>(p.d) + static_cast<uint64_t>(tile.d_row + r0) * p.ld_d;
             // A runtime loop over this CTA's chunks: the sums come from shared memory, not from acc, so nothing
             // register-indexed needs unrolling (a fully unrolled, predicated loop spilled at 64x128).
 #pragma unroll 1
@@ -289,8 +311,8 @@ struct GemmEpilogue {
                     z += vz;
                     t += vt;
                 }
-                ptx::st_global_b32(d0 + d_col(col), ptx::pack_bf16x2(x, y));
-                if (second_row) ptx::st_global_b32(d0 + 8ull * p.ld_d + d_col(col), ptx::pack_bf16x2(z, t));
+                store_sum_pair(d0 + d_col(col), x, y);
+                if (second_row) store_sum_pair(d0 + 8ull * p.ld_d + d_col(col), z, t);
             }
         }
         __syncwarp();
