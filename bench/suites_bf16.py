@@ -1,6 +1,6 @@
 """The BF16 suite: DeepGEMM's dense BF16 test shapes (tests/test_bf16.py): forward at M = 1, 128, 4096 with BF16 D,
-the FP32-output rows, and the backward layouts at M = 4096 (dgrad with B MN-major, wgrad with both MN-major into FP32
-with C = D). tessera, DeepGEMM's function of the same layout, and cuBLAS (torch.matmul) on the same tensors.
+the FP32-output rows at the same M, and the backward layouts at M = 4096 (dgrad with B MN-major, wgrad with both
+MN-major into FP32 with C = D). tessera, DeepGEMM's function of the same layout, and cuBLAS (torch.matmul) on the same tensors.
 
 Also the helpers the suites of the other families share (suites_bf16_grouped, suites_einsum, suites_indexer): tessera's
 function looked up by name, the pair of calls, and the HBM copy baseline."""
@@ -81,11 +81,12 @@ def bf16_dense(ctx):
             d = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
             yield row(ctx, f"nt {m}x{n}x{k}", dict(layout="nt", m=m, n=n, k=k), "nt", a, b, d, None, f"M={m}",
                       lambda: torch.matmul(a, b.t()))
-    for n, k in FP32_NK[:1] if ctx.quick else FP32_NK:
-        a, b = randn(4096, k), randn(n, k)
-        d = torch.empty(4096, n, device="cuda", dtype=torch.float32)
-        yield row(ctx, f"nt fp32 4096x{n}x{k}", dict(layout="nt", m=4096, n=n, k=k, out="fp32"), "nt", a, b, d, None,
-                  "FP32 out", lambda: torch.matmul(a, b.t()))
+    for m in (1, 128, 4096):
+        for n, k in FP32_NK[:1] if ctx.quick else FP32_NK:
+            a, b = randn(m, k), randn(n, k)
+            d = torch.empty(m, n, device="cuda", dtype=torch.float32)
+            yield row(ctx, f"nt fp32 {m}x{n}x{k}", dict(layout="nt", m=m, n=n, k=k, out="fp32"), "nt", a, b, d, None,
+                      "FP32 out", lambda: torch.matmul(a, b.t()))
     for n, k in pairs:
         # dgrad: dX [4096, K] = dY [4096, N] · W [N, K], W being B given K-rows first: DeepGEMM's nn layout.
         dy, w = randn(4096, n), randn(n, k)
