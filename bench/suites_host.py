@@ -50,6 +50,11 @@ def host(ctx):
         recorded = peer_module.RECORDED_HOST_US if name == PEER else None
         yield Row(f"{name}.fp8_gemm_nt {m}x{n}x{k} (cached)", {"library": name}, bucket="host",
                   result=dict(host_us=us, recorded_us=recorded))
+    a16 = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b16 = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    for name, lib in libs.items():
+        yield Row(f"{name}.bf16_gemm_nt {m}x{n}x{k} (cached)", {"library": name}, bucket="host",
+                  result=dict(host_us=host_us_per_call(lambda: lib.bf16_gemm_nt(a16, b16, d))))
     c = ctx.tessera._C
     yield Row("tessera._C.fp8_gemm_nt (binding + launch)", {"library": OURS}, bucket="host",
               result=dict(host_us=host_us_per_call(lambda: c.fp8_gemm_nt(a8, sfa, b8, sfb, d, 0))))
