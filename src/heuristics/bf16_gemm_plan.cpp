@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <tuple>
 
 #include "heuristics/fp8_gemm_plan.hpp"
 #include "tessera/error.hpp"
@@ -29,11 +30,9 @@ int split_capacity(const Bf16GemmProblem& p, int split) {
 }
 
 // Split-K for dense problems whose tiles leave SMs idle (decode). Each (tile, S) whose tiles * S CTAs fit one wave of
-// clusters costs ceil(kb / S) k-blocks of its tile plus the cluster reduction (barriers, then S - 1 FP32 partials
-// read through distributed shared memory), never less than streaming the operands once; the FP8 kernel's reduction
-// constants (the same epilogue), in the same units. A split plan must beat the unsplit one by 10 %.
+// clusters costs ceil(kb / S) k-blocks of its tile plus the cluster reduction (the FP8 kernel's epilogue and cost),
+// never less than streaming the operands once. A split plan must beat the unsplit one by 10 %.
 void choose_split_k(const Bf16GemmProblem& p, double unsplit_cost, double floor, Bf16GemmConfig& best) {
-    constexpr double kReduceCost = 130000.0;
     const double kb = static_cast<double>(ceil_div(p.k, kBf16BlockK));
     const int n_step = p.block_n_multiple > 1 ? std::lcm(16, p.block_n_multiple) : 16;
     double best_cost = 0.9 * unsplit_cost;
@@ -49,17 +48,14 @@ void choose_split_k(const Bf16GemmProblem& p, double unsplit_cost, double floor,
                 if (stages == 0) continue;
                 const std::int64_t ctas = ceil_div(p.m, block_m) * ceil_div(p.n, block_n) * split;
                 if (ctas > split_capacity(p, split)) continue;
-                const double reduce = kReduceCost + static_cast<double>(block_m) * block_n * (split - 1);
-                const double cost = std::max(std::ceil(kb / split) * tile_cost_per_k_block(block_m, block_n) + reduce,
-                                             floor) * (stages < 4 ? 1.03 : 1.0);
-                if (cost < best_cost) {
-                    best_cost = cost;
-                    best.block_m = block_m;
-                    best.block_n = block_n;
-                    best.num_stages = stages;
-                    best.split_k = split;
-                    best.num_sms = static_cast<int>(ctas);
-                }
+                const double mainloop = std::ceil(kb / split) * tile_cost_per_k_block(block_m, block_n);
+                const double cost = std::max(mainloop + split_k_reduce_cost(block_m, block_n, split), floor) *
+                                    (stages < 4 ? 1.03 : 1.0);
+                if (cost >= best_cost) continue;
+                best_cost = cost;
+                std::tie(best.block_m, best.block_n, best.num_stages, best.split_k) =
+                    std::tuple{block_m, block_n, stages, split};
+                best.num_sms = static_cast<int>(ctas);
             }
         }
     }

@@ -73,16 +73,7 @@ double n_split_factor(const Fp8GemmProblem& p, int block_m, int block_n, int n_s
 //   stream the operands once at HBM speed (bytes * 0.0105 units at 4.26 TB/s).
 // A split plan must beat the unsplit one by 10 % (the model ignores the reduction's store pattern).
 void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
-    // Calibrated on the H200: 1x7168x2048 ran 8.7 us unsplit (64x56) and 10.0 us split in two (64x112), which this
-    // model only reproduces with a reduction (cluster barriers, DSMEM reads, row stores) worth ~3 us.
-    constexpr double kReduceCost = 130000.0;
-    // Plus the partials themselves: every split but one sends its FP32 tile through distributed shared memory, about
-    // one unit per element. Calibrated on the H200 (three runs each): 128x2112x7168 ran
-    // 128x72 split 4 in 11.1-11.3 us and 128x144 split 8 in 12.5-12.9, while at M = 1 the split-8 plans stay best
-    // (1x2112x7168 64x144 s8 9.8 us, 64x80 s4 10.0); the flat term alone ranks both the other way.
-    const auto reduce_cost = [&](int bm, int bn, int split) {
-        return kReduceCost + static_cast<double>(bm) * bn * (split - 1);
-    };
+    const auto reduce_cost = split_k_reduce_cost;
     const double kb = static_cast<double>(ceil_div(p.k, 128));
     const double hbm = 0.0105 * static_cast<double>(p.m * p.k + p.n * p.k + 2 * p.m * p.n);
     const auto plan_cost = [&](int bm, int bn, int wgs, int split, int n_splits) {
@@ -156,6 +147,17 @@ void choose_split_k(const Fp8GemmProblem& p, Fp8GemmConfig& c) {
 }
 
 }  // namespace
+
+double split_k_reduce_cost(int block_m, int block_n, int split) {
+    // Calibrated on the H200: 1x7168x2048 ran 8.7 us unsplit (64x56) and 10.0 us split in two (64x112), which this
+    // model only reproduces with a reduction (cluster barriers, DSMEM reads, row stores) worth ~3 us.
+    constexpr double kReduceCost = 130000.0;
+    // Plus the partials themselves: every split but one sends its FP32 tile through distributed shared memory, about
+    // one unit per element. Calibrated on the H200 (three runs each): 128x2112x7168 ran
+    // 128x72 split 4 in 11.1-11.3 us and 128x144 split 8 in 12.5-12.9, while at M = 1 the split-8 plans stay best
+    // (1x2112x7168 64x144 s8 9.8 us, 64x80 s4 10.0); the flat term alone ranks both the other way.
+    return kReduceCost + static_cast<double>(block_m) * block_n * (split - 1);
+}
 
 // Mirrors kernels/tessera/prims/store_layout.cuh (docs/fp8_gemm_kernel.md): the widest swizzle dividing the row,
 // except FP32 rows whose largest odd number of 32-byte sectors is at least twice that swizzle, which go out

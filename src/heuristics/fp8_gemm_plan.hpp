@@ -91,6 +91,9 @@ int fp8_gemm_smem_bytes(Fp8GemmMode mode, int block_m, int block_n, int stages, 
 // CTAs that clusters of `size` can keep resident at once on a device with `num_sms` SMs (an estimate: SMs come in
 // GPCs of 16-18, so clusters of 4 leave a few idle; the plan corrects it with the driver's occupancy query).
 int fp8_gemm_cluster_capacity(int num_sms, int size);
+// The split-K cluster reduction (sm90/gemm_epilogue.cuh, shared by the FP8 and BF16 kernels) of one block_m x block_n
+// tile over `split` CTAs, in the planners' cost units (1 unit ~ 22 ps: 0.0105 per byte at 4.26 TB/s).
+double split_k_reduce_cost(int block_m, int block_n, int split);
 
 // Whether the accumulators of this tile fit the consumer register budget (possibly with an N split).
 bool fp8_gemm_fits_registers(Fp8GemmMode mode, int block_m, int block_n, int math_warpgroups, int* n_splits = nullptr,
