@@ -8,7 +8,9 @@
 #                                    (tools/deepgemm_tests.py), from the checkout in peer/DeepGEMM
 #   SUITES="..."                     the bench/run.py suites (default: fp8, the five FP8 suites)
 #   GPU_TESTS="test_a_gpu.py ..."    the tests step runs only these files of tests/python (default: every GPU test
-#                                    file), after the C++ GPU tests, in JOBS pytest-xdist workers (default 12)
+#                                    file), after the C++ GPU tests, in JOBS pytest-xdist workers (default 6; the
+#                                    tests' largest cases take up to 16 GB each, and the sanitizer cases, SAN_JOBS at
+#                                    a time (default 4), run beside them: more of either ran the H200 out of memory)
 #   BUDGET=seconds                   each step is stopped after this long (default 480), so that logs come back
 #
 # The tests and the sanitizers run at the same time (the kernel cache is safe across processes); all logs are packed
@@ -27,7 +29,7 @@ STEPS=${STEPS:-tests sanitizers acceptance bench}
 SUITES=${SUITES:-fp8}
 export TESSERA_CACHE_DIR=${TESSERA_CACHE_DIR:-/tmp/tessera-cache} PYTHONFAULTHANDLER=1
 export PYTHONPATH=$PWD/$BUILD/python${PYTHONPATH:+:$PYTHONPATH}
-BUDGET=${BUDGET:-480} JOBS=${JOBS:-12}
+BUDGET=${BUDGET:-480} JOBS=${JOBS:-6}
 export OUT PY STEPS SUITES
 : >"$OUT/summary.lines"
 
@@ -43,7 +45,7 @@ step() {  # step NAME LOG COMMAND...: runs COMMAND (at most $BUDGET s) with its 
 # compute-sanitizer TOOL over the pytest cases of tests/python/FILE that match the -k expression SELECTION.
 sanitize() {
     local log
-    while [ "$(jobs -rp | wc -l)" -ge "${SAN_JOBS:-8}" ]; do sleep 1; done
+    while [ "$(jobs -rp | wc -l)" -ge "${SAN_JOBS:-4}" ]; do sleep 1; done
     SAN_N=$((${SAN_N:-0} + 1))
     log=$(printf '%s/san.%02d' "$OUT" "$SAN_N")
     { echo "== $1: $2 -k '$3'"
