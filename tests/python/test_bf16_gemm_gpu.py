@@ -48,6 +48,13 @@ def test_deepgemm_forward_shapes(m, n, k):
     check(m, n, k, with_c=True, c_is_d=True)  # BF16 accumulation into d
 
 
+@pytest.mark.parametrize("m", [1, 128])
+@pytest.mark.parametrize("n,k", [(256, 7168), (129280, 7168)])
+def test_deepgemm_fp32_forward_shapes(m, n, k):
+    # DeepGEMM's FP32-output rows at decode sizes (64-row tiles, split or not; M = 4096 is in its own test file).
+    check(m, n, k, out=torch.float32)
+
+
 @pytest.mark.parametrize("n,k", NK + [(256, 7168)])
 def test_deepgemm_backward_shapes(n, k):
     check(4096, k, n, layout="nn")                                             # dgrad: B MN-major
