@@ -56,7 +56,7 @@ const Bf16Plan& bf16_plan(const Bf16PlanKey& key, const char* op) {
         p.num_groups = key.num_groups;
         p.block_m = key.block_m;
         p.block_n_multiple = key.block_n_multiple;
-        p.dense = key.kind == GemmKind::kDense;
+        p.allow_split_k = key.kind == GemmKind::kDense;
         Bf16Plan plan;
         runtime::make_current(key.device);  // loading the module needs the device's context current
         for (int attempt = 0;; ++attempt) {
