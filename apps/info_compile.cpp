@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "apps/commands.hpp"
@@ -26,8 +27,8 @@ int info(const Args&) {
     return 0;
 }
 
-// One kernel to build: a layout kernel, the planned kernel of an FP8 problem, or another family's kernel by its spec
-// line (label: where it came from).
+// One kernel to build: a layout kernel, the planned kernel of an FP8 problem, or a kernel by its spec line (another
+// family's, or a BF16 problem's plan) (label: where it came from).
 struct Job {
     std::string label;
     bool layout = false;
@@ -36,8 +37,14 @@ struct Job {
     bool by_spec = false;
 };
 
-// The FP8 problems of --fp8 and --shapes, each checked and planned; a bad one stops the command (exit 2, one line)
-// before anything is compiled.
+void add_job(std::vector<Job>& jobs, Job job) {
+    for (const Job& j : jobs)
+        if (!j.layout && j.kernel == job.kernel) return;  // another problem plans the same kernel
+    jobs.push_back(std::move(job));
+}
+
+// The problems of --fp8, --bf16 and --shapes, each checked and planned; a bad one stops the command (exit 2, one
+// line) before anything is compiled.
 void add_problem(std::vector<Job>& jobs, const std::string& where, const std::string& text, int num_sms) {
     Job job;
     try {
@@ -48,9 +55,21 @@ void add_problem(std::vector<Job>& jobs, const std::string& where, const std::st
         throw InvalidArgument(where + e.what());
     }
     job.label = aot::to_string(job.problem);
-    for (const Job& j : jobs)
-        if (!j.layout && !j.by_spec && j.kernel == job.kernel) return;  // another problem plans the same kernel
-    jobs.push_back(job);
+    add_job(jobs, std::move(job));
+}
+
+void add_bf16_problem(std::vector<Job>& jobs, const std::string& where, const std::string& text, int num_sms) {
+    Job job;
+    try {
+        aot::Bf16Problem p = aot::parse_bf16_problem(text);
+        p.num_sms = num_sms;
+        job.kernel = aot::plan_bf16(p).kernel;
+        job.label = "bf16 " + aot::to_string(p);
+    } catch (const Error& e) {
+        throw InvalidArgument(where + e.what());
+    }
+    job.by_spec = true;
+    add_job(jobs, std::move(job));
 }
 
 void add_shapes_file(std::vector<Job>& jobs, const std::string& path, int num_sms) {
@@ -62,7 +81,9 @@ void add_shapes_file(std::vector<Job>& jobs, const std::string& path, int num_sm
         const std::size_t first = line.find_first_not_of(" \t\r");
         if (first == std::string::npos) continue;
         const std::size_t last = line.find_last_not_of(" \t\r");
-        add_problem(jobs, path + ":" + std::to_string(number) + ": ", line.substr(first, last - first + 1), num_sms);
+        const std::string where = path + ":" + std::to_string(number) + ": ", text = line.substr(first, last - first + 1);
+        if (text.rfind("bf16 ", 0) == 0) add_bf16_problem(jobs, where, text.substr(5), num_sms);
+        else add_problem(jobs, where, text, num_sms);
     }
 }
 
@@ -89,8 +110,10 @@ int compile(const Args& args) {
     else if (which == "default") kinds = {options().compiler};
     else throw UsageError("option '--compiler': expected nvrtc, nvcc or both, got '" + which + "'");
 
-    const std::vector<std::string> problems = args.all("--fp8"), shape_files = args.all("--shapes");
+    const std::vector<std::string> problems = args.all("--fp8"), bf16_problems = args.all("--bf16"),
+                                   shape_files = args.all("--shapes");
     if (args.has("--suite") && !problems.empty()) throw UsageError("expected --suite or --fp8, got both");
+    if (args.has("--suite") && !bf16_problems.empty()) throw UsageError("expected --suite or --bf16, got both");
     if (args.has("--suite") && !shape_files.empty()) throw UsageError("expected --suite or --shapes, got both");
     const std::string suite_name = args.get("--suite", "all");
     bool known = false;
@@ -107,7 +130,7 @@ int compile(const Args& args) {
         throw Error("no cache directory to fill (TESSERA_CACHE_DIR, XDG_CACHE_HOME and HOME are unset)");
 
     std::vector<Job> jobs;
-    if (problems.empty() && shape_files.empty()) {
+    if (problems.empty() && bf16_problems.empty() && shape_files.empty()) {
         const aot::Suite suite = aot::suite(suite_name, num_sms);
         for (const std::string& name : suite.layout_kernels) jobs.push_back({name, true, {}, ""});
         for (const aot::Fp8Problem& p : suite.fp8_problems) add_problem(jobs, "", aot::to_string(p), num_sms);
@@ -120,6 +143,7 @@ int compile(const Args& args) {
         }
     }
     for (const std::string& p : problems) add_problem(jobs, "", p, num_sms);
+    for (const std::string& p : bf16_problems) add_bf16_problem(jobs, "", p, num_sms);
     for (const std::string& f : shape_files) add_shapes_file(jobs, f, num_sms);
     if (jobs.empty()) throw InvalidArgument("--shapes: no problems in the given files");
 
@@ -186,7 +210,8 @@ const Command& info_command() {
 const Command& compile_command() {
     static const Command command{
         "compile",
-        "tessera compile [--compiler nvrtc|nvcc|both] [--suite S | --fp8 PROBLEM... | --shapes FILE...] [--num-sms N]",
+        "tessera compile [--compiler nvrtc|nvcc|both] [--suite S | --fp8 PROBLEM... | --bf16 PROBLEM... | --shapes "
+        "FILE...] [--num-sms N]",
         "Fills the kernel cache (TESSERA_CACHE_DIR) ahead of time; needs no GPU. Serving then loads the kernels\n"
         "from the cache instead of compiling them.\n"
         "\n"
@@ -199,7 +224,7 @@ const Command& compile_command() {
         "  --suite S         a named suite: layout, fp8_gemm (DeepGEMM's dense benchmark shapes), fp8_grouped (its\n"
         "                    grouped shapes), bf16 (BF16 GEMMs and einsum on its test shapes), hc_prenorm, indexer\n"
         "                    (MQA logits, paged MQA logits, skip-head-mid, fp8_einsum) or all; the default when no\n"
-        "                    --fp8 or --shapes is given is all\n"
+        "                    --fp8, --bf16 or --shapes is given is all\n"
         "  --fp8 PROBLEM     the planned kernel of one FP8 GEMM problem; repeatable. PROBLEM is KIND:MxNxK[:G[:E]]:\n"
         "                      dense:MxNxK         fp8_gemm_nt, 1D2D (BF16 out)\n"
         "                      wgrad:MxNxK         fp8_gemm_nt, 1D1D (FP32 out)\n"
@@ -209,7 +234,17 @@ const Command& compile_command() {
         "                      kgrouped:MxNx0:G    k-grouped wgrad, K per group at run time (give 0)\n"
         "                    K must be a multiple of 16 and N of 8 (4 for wgrad and kgrouped), as the GEMMs require;\n"
         "                    a problem that could not run is refused before anything is compiled\n"
-        "  --shapes FILE     problems as for --fp8, one per line; '#' starts a comment; repeatable\n"
+        "  --bf16 PROBLEM    the planned kernel of one BF16 GEMM problem; repeatable. PROBLEM is KIND:MxNxK[:G[:E]]:\n"
+        "                      nt:MxNxK            bf16_gemm_nt (also nn, tn, tt: the operands as DeepGEMM's names\n"
+        "                                          take them); add -f32 for FP32 D, -c with C (nt-f32-c:...)\n"
+        "                      contiguous:MxNxK:G  m_grouped_bf16_gemm_nt_contiguous, M = all rows (contiguous-nn:\n"
+        "                                          B as [G, K, N])\n"
+        "                      psum:MxNxK:G[:E]    the same with the psum layout (psum-nn likewise)\n"
+        "                      masked:MxNxK:G[:E]  m_grouped_bf16_gemm_nt_masked, M = M_max, E = expected_m\n"
+        "                      kgrouped:MxNx0:G    k_grouped_bf16_gemm_tn_contiguous into FP32 D (kgrouped-bf16: D\n"
+        "                                          BF16); K per group at run time (give 0)\n"
+        "  --shapes FILE     problems as for --fp8, one per line, or as for --bf16 after 'bf16 '; '#' starts a\n"
+        "                    comment; repeatable\n"
         "  --num-sms N       the SM count to compile for (default: what tessera plans for on GPU 0, its SM count or\n"
         "                    set_num_sms's; with no GPU 132, the H200's)\n"
         "\n"
@@ -218,6 +253,7 @@ const Command& compile_command() {
         {{"--compiler", true, false},
          {"--suite", true, false},
          {"--fp8", true, true},
+         {"--bf16", true, true},
          {"--shapes", true, true},
          {"--num-sms", true, false}},
         compile};

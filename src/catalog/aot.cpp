@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "catalog/kernel_catalog.hpp"
+#include "catalog/problem_text.hpp"
 #include "jit/compiler.hpp"
 #include "jit/jit.hpp"
 #include "ops/fp8_gemm_common.hpp"
@@ -80,47 +81,20 @@ CompiledKernel build(const jit::KernelSpec& spec, CompilerKind kind, const std::
 }  // namespace
 
 Fp8Problem parse_fp8_problem(std::string_view text) {
-    const auto fail = [&](const char* what) {
-        return InvalidArgument(detail::str_cat("fp8 problem: expected KIND:MxNxK[:G[:E]] with KIND dense, wgrad, ",
-                                               "contiguous, psum, masked or kgrouped (", what, "), got '", text, "'"));
-    };
-    std::vector<std::string_view> parts;
-    for (std::size_t start = 0;;) {
-        const std::size_t end = text.find(':', start);
-        parts.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
-        if (end == std::string_view::npos) break;
-        start = end + 1;
-    }
-    if (parts.size() < 2 || parts.size() > 4) throw fail("2 to 4 fields separated by ':'");
+    constexpr std::string_view kKinds = "dense, wgrad, contiguous, psum, masked or kgrouped";
+    const catalog::ProblemText t = catalog::parse_problem_text(text, "fp8", kKinds);
     const KindName* kind = nullptr;
     for (const KindName& k : kKindNames)
-        if (k.text == parts[0]) kind = &k;
-    if (kind == nullptr) throw fail("an unknown KIND");
-    const auto count = [&](std::string_view digits, const char* what) {
-        std::int64_t v = 0;
-        if (digits.empty() || digits.size() > 18) throw fail(what);
-        for (char c : digits) {
-            if (c < '0' || c > '9') throw fail(what);
-            v = v * 10 + (c - '0');
-        }
-        return v;
-    };
-    std::int64_t mnk[3];
-    std::string_view sizes = parts[1];
-    for (int i = 0; i < 3; ++i) {
-        const std::size_t end = i < 2 ? sizes.find('x') : sizes.size();
-        if (end == std::string_view::npos) throw fail("sizes MxNxK");
-        mnk[i] = count(sizes.substr(0, end), "sizes MxNxK of non-negative integers");
-        sizes = sizes.substr(std::min(end + 1, sizes.size()));
-    }
+        if (k.text == t.kind) kind = &k;
+    if (kind == nullptr) throw InvalidArgument(catalog::problem_text_error("fp8", kKinds, "an unknown KIND", text));
     Fp8Problem p;
     p.kind = kind->kind;
     p.recipe = kind->recipe;
-    p.m = mnk[0];
-    p.n = mnk[1];
-    p.k = mnk[2];
-    if (parts.size() > 2) p.groups = count(parts[2], "a group count G");
-    if (parts.size() > 3) p.expected_m = count(parts[3], "an expected row count E");
+    p.m = t.m;
+    p.n = t.n;
+    p.k = t.k;
+    p.groups = t.groups;
+    p.expected_m = t.expected_m;
     return p;
 }
 
@@ -131,10 +105,7 @@ std::string to_string(const Fp8Problem& p) {
             kind = k.text;
             break;
         }
-    std::string text = detail::str_cat(kind, ":", p.m, "x", p.n, "x", p.k);
-    if (p.groups != 1 || p.expected_m != 0) text += detail::str_cat(":", p.groups);
-    if (p.expected_m != 0) text += detail::str_cat(":", p.expected_m);
-    return text;
+    return catalog::problem_text(kind, p.m, p.n, p.k, p.groups, p.expected_m);
 }
 
 Fp8Plan plan_fp8(const Fp8Problem& problem) {

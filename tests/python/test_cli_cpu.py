@@ -1,6 +1,7 @@
 """`tessera compile --fp8 KIND:MxNxK[:G[:E]]` (one problem's planned kernel, no GPU) and the TESSERA_FP8_CONFIG text it
 honours, through the command itself: a forced stage count (:pP), A multicast (:1x2) and split-K (:sS) reach the
-kernel, and bad text fails with the expectation named."""
+kernel, and bad text fails with the expectation named. `--bf16` problems and 'bf16 ' lines of a shapes file: planned,
+compiled once each, refused before compiling when they could not run."""
 import os
 import subprocess
 
@@ -70,3 +71,40 @@ def test_bad_text_fails_naming_the_expectation(tmp_path, problem, config, expect
 def test_suite_and_problem_exclude_each_other(tmp_path):
     out = compile_fp8(tmp_path, "dense:4096x576x7168", extra=("--suite", "fp8_gemm"))
     assert out.returncode != 0 and "expected --suite or --fp8, got both" in out.stdout + out.stderr
+
+
+def compile_cli(tmp_path, *args):
+    cli = find_tessera_cli()
+    if cli is None:
+        pytest.skip("needs the tessera command")
+    env = dict(os.environ, TESSERA_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("TESSERA_FP8_CONFIG", None)
+    return subprocess.run([cli, "compile", "--compiler", "nvrtc", *args], env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_bf16_problems_and_shapes_files(tmp_path):
+    # --bf16 and 'bf16 ' lines of a shapes file beside FP8 lines: each planned kernel once (the decode problem
+    # appears twice), the layout's majors, FP32 D and C in the spec.
+    shapes = tmp_path / "shapes.txt"
+    shapes.write_text("# a model's GEMMs\nbf16 nt:1x4096x7168\nbf16 tn-f32-c:2112x4096x7168  # wgrad\n"
+                      "dense:128x576x7168\n")
+    out = compile_cli(tmp_path, "--bf16", "nt:1x4096x7168", "--shapes", str(shapes))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "compiling 3 kernels" in out.stdout, out.stdout
+    lines = [line for line in out.stdout.splitlines() if " compiled " in line]
+    assert len(lines) == 3, out.stdout
+    wgrad = next(line for line in lines if "tn-f32-c:2112x4096x7168" in line)
+    assert "kMajorA=1,kMajorB=1,kOutF32=1,kAccumulate=1" in wgrad, wgrad
+    assert any("dense:128x576x7168" in line and "fp8_gemm{" in line for line in lines), out.stdout
+
+
+@pytest.mark.parametrize("problem,expected", [
+    ("nt:1x4096x7100", "nt:1x4096x7100: argument 'k': expected > 0 and a multiple of 8"),
+    ("masked:64x4096x2000:2", "argument 'k': expected > 0 and a multiple of 64"),
+    ("dense:128x128x128", "(an unknown KIND)"),
+])
+def test_bad_bf16_problems_fail_before_compiling(tmp_path, problem, expected):
+    out = compile_cli(tmp_path, "--bf16", problem)
+    assert out.returncode == 2 and expected in out.stdout + out.stderr, out.stdout + out.stderr
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.cubin"))
