@@ -1,6 +1,7 @@
 """The BF16 suite: DeepGEMM's dense BF16 test shapes (tests/test_bf16.py): forward at M = 1, 128, 4096 with BF16 D,
 the FP32-output rows at the same M, and the backward layouts at M = 4096 (dgrad with B MN-major, wgrad with both
 MN-major into FP32 with C = D). tessera, DeepGEMM's function of the same layout, and cuBLAS (torch.matmul) on the same tensors.
+The cuBLASLt suite: cublaslt_gemm_nt of both libraries beside torch.matmul on DeepGEMM's cuBLASLt test shapes.
 
 Also the helpers the suites of the other families share (suites_bf16_grouped, suites_einsum, suites_indexer): tessera's
 function looked up by name, the pair of calls, and the HBM copy baseline."""
@@ -100,4 +101,22 @@ def bf16_dense(ctx):
                   "wgrad", lambda: torch.matmul(dy.t(), x))
 
 
-SUITES = [Suite("bf16-dense", bf16_dense)]
+def cublaslt_cases(quick):
+    """DeepGEMM's cuBLASLt test shapes with BF16 D (its dense BF16 enumeration through cublaslt_gemm_nt)."""
+    pairs = NK[::3] if quick else NK
+    return [(m, n, k) for m in (1, 128, 4096) for n, k in pairs]
+
+
+def cublaslt_rows(ctx):
+    """cublaslt_gemm_nt of both libraries against torch's own cuBLAS call (torch.matmul) on the same tensors: the
+    wrapper's cost over the library it wraps."""
+    for m, n, k in cublaslt_cases(ctx.quick):
+        a, b = randn(m, k), randn(n, k)
+        d = torch.empty(m, n, device=DEVICE, dtype=torch.bfloat16)
+        yield Row(f"cublaslt nt {m}x{n}x{k}", dict(m=m, n=n, k=k), flops=2 * m * n * k,
+                  nbytes=2 * (m * k + n * k + m * n),
+                  calls=paired_calls(ctx, "cublaslt_gemm_nt", lambda fn: fn(a, b, d)),
+                  baselines={"cublas": lambda: torch.matmul(a, b.t())}, bucket=f"M={m}")
+
+
+SUITES = [Suite("bf16-dense", bf16_dense), Suite("cublaslt", cublaslt_rows)]

@@ -154,7 +154,7 @@ def test_compile_suite_reads_the_commands_kernel_lines(tmp_path):
 # ---- the suites of the BF16, einsum and indexer families: registration, and a dry run on the CPU with
 # small shapes, stand-in libraries that log their calls, and the real tensor-building code.
 
-NEW_SUITES = ("bf16-grouped", "einsum", "fp8-einsum", "hc-prenorm", "indexer")
+NEW_SUITES = ("bf16-grouped", "einsum", "fp8-einsum", "hc-prenorm", "indexer", "cublaslt")
 
 
 def test_new_suites_are_registered_and_in_all():
@@ -170,11 +170,13 @@ def test_new_suites_are_registered_and_in_all():
 
 def test_new_suites_enumerate_deepgemms_cases():
     """Full runs hold DeepGEMM's SM90 case counts; quick runs a non-empty strict subset of them."""
+    import suites_bf16 as b
     import suites_bf16_grouped as g
     import suites_einsum as e
     import suites_indexer as i
     counts = {g.contiguous_cases: 32, g.masked_cases: 32, g.kgrouped_cases: 6, e.bmk_cases: 18, e.head_cases: 20,
-              e.fp8_cases: 5, e.hc_cases: 24, i.skip_cases: 4, i.mqa_cases: 192, i.paged_cases: 24}
+              e.fp8_cases: 5, e.hc_cases: 24, i.skip_cases: 4, i.mqa_cases: 192, i.paged_cases: 24,
+              b.cublaslt_cases: 21}
     for cases, full in counts.items():
         every, quick = cases(False), cases(True)
         assert len(every) == full and len(set(every)) == full, cases.__name__
@@ -222,8 +224,10 @@ FUNCTIONS = {"bf16_gemm": ("m_grouped_bf16_gemm_nt_contiguous", "m_grouped_bf16_
                          "m_grouped_bf16_gemm_nt_masked", "k_grouped_bf16_gemm_tn_contiguous"),
            "einsum_gemm": ("einsum", "fp8_einsum"), "hc_prenorm": ("tf32_hc_prenorm_gemm",),
            "fp8_gemm": ("fp8_gemm_nt_skip_head_mid",), "mqa_logits": ("fp8_fp4_mqa_logits",),
-           "paged_mqa_logits": ("get_paged_mqa_logits_metadata", "fp8_fp4_paged_mqa_logits")}
-SMALL = {"suites_bf16_grouped": dict(NK=[(128, 256)], CONTIGUOUS_GROUPS=[(2, 100), (3, 50)], MASKED_M_MAX=256,
+           "paged_mqa_logits": ("get_paged_mqa_logits_metadata", "fp8_fp4_paged_mqa_logits"),
+           "cublaslt": ("cublaslt_gemm_nt",)}
+SMALL = {"suites_bf16": dict(NK=[(128, 256), (64, 64), (32, 96), (16, 128)]),
+         "suites_bf16_grouped": dict(NK=[(128, 256)], CONTIGUOUS_GROUPS=[(2, 100), (3, 50)], MASKED_M_MAX=256,
                                      MASKED_GROUPS=[(2, 20), (3, 10)], KGROUPED=[(2, 32, 64, 200), (3, 16, 32, 128)]),
          "suites_einsum": dict(BMK_S=(3, 5), BMK_MNK=[(16, 24, 32), (8, 8, 8)], HEAD_HRD=[(2, 64, 32)], HEAD_B=(3, 4),
                                FP8_HRD=[(2, 256, 128)], HC_M=(5, 7), HC_NK=[(24, 64)]),
@@ -277,6 +281,10 @@ def check_contract(name, args, kw):
         a, b, d, ks, layout = args
         assert sum(ks) == a.shape[0] == b.shape[0] and d.shape == (len(ks), a.shape[1], b.shape[1])
         assert kw["c"] is d and layout.tolist() == ks and all(k % 128 == 0 for k in ks)
+    elif name == "cublaslt_gemm_nt":
+        a, b, d = args
+        assert a.dtype == b.dtype == d.dtype == torch.bfloat16 and a.shape[1] == b.shape[1]
+        assert d.shape == (a.shape[0], b.shape[0]) and kw.get("c") is None
     elif name == "einsum":
         expr, a, b, d = args
         assert torch.einsum(expr, a.float(), b.float()).shape == d.shape
@@ -355,7 +363,8 @@ def test_new_suite_dry_run_calls_both_libraries_on_the_same_tensors(monkeypatch,
 
 DRY_RUN_NAMES = {"bf16-grouped": set(FUNCTIONS["bf16_gemm"]), "einsum": {"einsum"}, "fp8-einsum": {"fp8_einsum"},
                  "hc-prenorm": {"tf32_hc_prenorm_gemm"},
-                 "indexer": {"fp8_gemm_nt_skip_head_mid", "fp8_fp4_mqa_logits", "fp8_fp4_paged_mqa_logits"}}
+                 "indexer": {"fp8_gemm_nt_skip_head_mid", "fp8_fp4_mqa_logits", "fp8_fp4_paged_mqa_logits"},
+                 "cublaslt": {"cublaslt_gemm_nt"}}
 
 
 def test_a_function_a_library_lacks_reports_unavailable(monkeypatch):
