@@ -28,13 +28,21 @@ def baseline_names(rows):
     return list(dict.fromkeys(b for r in rows for b in r.baselines))
 
 
+CLEAN, CLEAN_COPY = "clean", "clean_copy"  # a part of the call timed alone, and a copy of the bytes that part moves
+
+
 def derived(row):
-    """Figures computed from a measured row: copy_bw_frac, the fraction of copy bandwidth it reaches (copy / ours)."""
+    """Figures computed from a measured row: copy_bw_frac, the fraction of copy bandwidth it reaches (copy / ours);
+    clean_bw_frac, the same for the part timed alone as baseline `clean` (clean_copy / clean)."""
     r = row.result
-    if COPY not in row.baselines:
-        return {}
-    ours, copy = r.get(f"{OURS}_us"), r.get(f"{COPY}_us")
-    return {"copy_bw_frac": copy / ours if ours and copy else None}
+    out = {}
+    if COPY in row.baselines:
+        ours, copy = r.get(f"{OURS}_us"), r.get(f"{COPY}_us")
+        out["copy_bw_frac"] = copy / ours if ours and copy else None
+    if CLEAN in row.baselines and CLEAN_COPY in row.baselines:
+        part, copy = r.get(f"{CLEAN}_us"), r.get(f"{CLEAN_COPY}_us")
+        out["clean_bw_frac"] = copy / part if part and copy else None
+    return out
 
 
 def timed_columns(rows):
@@ -46,6 +54,7 @@ def timed_columns(rows):
     cols += [(f"{b}_us", f"{b}_us", ".1f") for b in baselines]
     cols += [(f"ours/{b}", f"ours_over_{b}", ".2f") for b in baselines]
     cols += [("copy_bw", "copy_bw_frac", ".0%")] if COPY in baselines else []
+    cols += [("clean_bw", "clean_bw_frac", ".0%")] if CLEAN in baselines and CLEAN_COPY in baselines else []
     return cols + [("config", "config", "")]
 
 
@@ -79,6 +88,9 @@ def summaries(rows):
              "rows_with_peer": sum(1 for v in ratios if v)}
         for b in members[0].baselines:
             s[f"ours_over_{b}"] = geomean([m.result.get(f"ours_over_{b}") for m in members])
+        clean = [derived(m).get("clean_bw_frac") for m in members]
+        if any(clean):
+            s["clean_bw_min"] = min(v for v in clean if v)
         out.append(s)
     return out
 
@@ -90,6 +102,8 @@ def print_summaries(summary):
             parts.append(f"ours/DeepGEMM {s['ours_over_peer']:.3f} ({s['peer']}; {s['rows_slower_than_peer']} of "
                          f"{s['rows_with_peer']} rows slower)")
         parts += [f"{k} {v:.3f}" for k, v in s.items() if k.startswith("ours_over_") and k != "ours_over_peer" and v]
+        if s.get("clean_bw_min"):
+            parts.append(f"clean kernel at >= {s['clean_bw_min']:.0%} of copy bandwidth")
         if parts:
             print(f"  geomean [{s['bucket'] or 'all'}] ({s['rows']} rows): " + ", ".join(parts))
 
@@ -102,6 +116,8 @@ def row_line(row):
         parts.append(f"ours/DeepGEMM {r['ours_over_peer']:.3f} ({r['peer']})")
     if derived(row).get("copy_bw_frac"):
         parts.append(f"{derived(row)['copy_bw_frac']:.0%} of copy bandwidth")
+    if derived(row).get("clean_bw_frac"):
+        parts.append(f"clean kernel at {derived(row)['clean_bw_frac']:.0%} of copy bandwidth")
     return ", ".join(parts)
 
 

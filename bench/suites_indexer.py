@@ -8,7 +8,9 @@ get_paged_mqa_logits_metadata, fp8_fp4_paged_mqa_logits) on the same tensors; a 
   a plain [M, N] D (what skipping the mid columns costs).
 * mqa: logits BF16 / FP32, FP32 weights, (compressed, clean_logits) in {(no, yes), (yes, no)}, S in {2048, 8192},
   S_kv in {8192, 65536}, H in {32, 64}, D in {32, 64, 128}, causal or DeepGEMM's context-parallel ranges; Q E4M3,
-  KV E4M3 with one FP32 scale per row. With clean_logits the call includes the clean kernel.
+  KV E4M3 with one FP32 scale per row. With clean_logits the call includes the clean kernel; those rows also time
+  tessera's clean kernel alone (baseline clean, on a logits buffer of the call's layout) beside clean_copy, an HBM copy
+  of the bytes it writes: the goal is >= 80 % of copy bandwidth (column clean_bw).
 * paged: logits BF16 / FP32, FP32 weights, (B, average context) in {(256, 8192), (256, 65536), (4096, 8192)},
   next_n in {1, 2}, H in {32, 64}, D = 128, 64-token blocks from a shuffled pool, 2-D context lengths (the last
   query token sees the whole context, the others a random prefix). Each library's schedule comes from its own
@@ -134,6 +136,7 @@ def mqa_rows(ctx):
         kwargs = dict(clean_logits=not compressed, max_seqlen_k=int((ke - ks).max()) if compressed else 0,
                       logits_dtype=dtype)
         written = cost if compressed else s * skv  # clean_logits writes -inf everywhere else
+        baselines = {} if compressed else clean_baselines(ctx, s, skv, logits, ks, ke, (s * skv - cost) * dtype.itemsize)
         yield Row(f"mqa {logits} {'compressed' if compressed else 'clean'} s{s} skv{skv} h{h} d{d} "
                   f"{'cp' if cp else 'causal'}",
                   dict(kind="mqa", logits=logits, compressed=compressed, s=s, s_kv=skv, h=h, d=d, cp=cp, cost=cost),
@@ -141,7 +144,21 @@ def mqa_rows(ctx):
                   nbytes=s * h * d + skv * (d + 4) + 4 * s * h + 8 * s + written * dtype.itemsize,
                   calls=paired_calls(ctx, "fp8_fp4_mqa_logits",
                                       lambda fn: fn((q, None), kv, weights, ks, ke, **kwargs)),
-                  bucket=f"mqa {'compressed' if compressed else 'clean'}")
+                  baselines=baselines, bucket=f"mqa {'compressed' if compressed else 'clean'}")
+
+
+def clean_baselines(ctx, s, skv, logits, ks, ke, clean_bytes):
+    """tessera's clean kernel alone on a [s, skv] view of a buffer with the call's row stride, and an HBM copy of
+    the bytes it writes (-inf outside each row's range)."""
+    private = getattr(ctx.tessera, "_C", None)
+    clean = getattr(private, "clean_logits", None)
+    if clean is None:
+        return {}
+    bf16 = logits == "bf16"
+    stride = private.mqa_logits_row_stride(skv, 0, bf16)
+    buffer = torch.empty(s, stride, device=shared.DEVICE, dtype=torch.bfloat16 if bf16 else torch.float32)
+    out = buffer[:, :skv]
+    return {"clean": lambda: clean(out, ks, ke), "clean_copy": hbm_copy(clean_bytes)}
 
 
 def scheduled(metadata, logits, num_sms, ctx2d, args, kwargs):

@@ -251,6 +251,8 @@ def fake_libraries(monkeypatch, log, without=()):
     ours.__path__ = []
     ours.utils, ours.get_num_sms = tessera_utils, lambda: 132
     ours.fp8_gemm_nt = logger("tessera", "fp8_gemm_nt")
+    ours._C = SimpleNamespace(clean_logits=logger("tessera", "clean_logits"),
+                              mqa_logits_row_stride=lambda s_kv, max_seqlen_k, bf16: s_kv + 256)
     monkeypatch.setitem(sys.modules, "fake_tessera", ours)
     for module, names in FUNCTIONS.items():
         if module not in without:
@@ -365,6 +367,36 @@ DRY_RUN_NAMES = {"bf16-grouped": set(FUNCTIONS["bf16_gemm"]), "einsum": {"einsum
                  "hc-prenorm": {"tf32_hc_prenorm_gemm"},
                  "indexer": {"fp8_gemm_nt_skip_head_mid", "fp8_fp4_mqa_logits", "fp8_fp4_paged_mqa_logits"},
                  "cublaslt": {"cublaslt_gemm_nt"}}
+
+
+def test_clean_rows_time_the_clean_kernel_beside_a_copy_of_its_bytes(monkeypatch):
+    torch = pytest.importorskip("torch")
+    import report
+    import run
+    import suites_bf16
+    monkeypatch.setattr(suites_bf16, "DEVICE", "cpu")
+    for key, value in SMALL["suites_indexer"].items():
+        monkeypatch.setattr(sys.modules["suites_indexer"], key, value)
+    log = []
+    ours, peer = fake_libraries(monkeypatch, log)
+    clean_rows = 0
+    for row in run.SUITES["indexer"].rows(rows.Context(ours, peer, False)):
+        if not row.label.startswith("mqa"):
+            continue
+        if "compressed" in row.label:
+            assert "clean" not in row.baselines, row.label
+            continue
+        clean_rows += 1
+        assert set(row.baselines) == {"clean", "clean_copy"}, row.label
+        row.baselines["clean"]()
+        (lib, name, args, kw), = [e for e in log if e[1] == "clean_logits"]
+        logits, ks, ke = args
+        assert lib == "tessera" and logits.shape == (row.shape["s"], row.shape["s_kv"])
+        assert logits.stride(0) == row.shape["s_kv"] + 256 and ks.shape == ke.shape == (row.shape["s"],)
+        log.clear()
+        row.result.update({"tessera_us": 10.0, "clean_us": 4.0, "clean_copy_us": 3.0})
+        assert report.derived(row)["clean_bw_frac"] == pytest.approx(0.75)
+    assert clean_rows > 0
 
 
 def test_a_function_a_library_lacks_reports_unavailable(monkeypatch):
