@@ -1,10 +1,9 @@
 // tessera/aot.hpp for the BF16 GEMMs: the problem text, the checks the ops make of their shapes, and the plan the ops
-// would make (the problem as each op hands it to the planner), compiled through compile_spec.
-#include <algorithm>
+// would make (their plan key, turned into the planner's problem by the ops' own bf16_planner_problem), compiled
+// through compile_spec.
 #include <string>
 
 #include "catalog/problem_text.hpp"
-#include "heuristics/bf16_gemm_plan.hpp"
 #include "ops/bf16_gemm_common.hpp"
 #include "tessera/aot.hpp"
 #include "tessera/error.hpp"
@@ -35,13 +34,9 @@ constexpr GroupedName kGrouped[] = {
     {"masked", Bf16Kind::kMasked, false, false},         {"kgrouped", Bf16Kind::kKGrouped, true, true},
     {"kgrouped-bf16", Bf16Kind::kKGrouped, true, false}};
 
-// The planner's problem and the kernel kind of `p`, as the ops build them (src/ops/bf16_gemm.cpp,
-// bf16_grouped_gemm.cpp), after the ops' shape checks.
-struct Planned {
-    heuristics::Bf16GemmProblem problem;
-    ops::GemmKind kind;
-};
-Planned planned(const Bf16Problem& p) {
+// The plan key of `p` as the ops build it (src/ops/bf16_gemm.cpp, bf16_grouped_gemm.cpp), after the checks the ops
+// make of the same shapes; bf16_planner_problem then gives the planner's problem, as bf16_plan does at run time.
+ops::Bf16PlanKey plan_key(const Bf16Problem& p) {
     const std::string name = to_string(p);
     const auto check = [&](bool ok, const char* arg, const auto&... what) {
         if (!ok) throw InvalidArgument(detail::str_cat(name, ": argument '", arg, "': expected ", what...));
@@ -51,12 +46,8 @@ Planned planned(const Bf16Problem& p) {
     check(p.n > 0 && p.n % (p.out_f32 ? 4 : 8) == 0, "n", "> 0 and a multiple of ", p.out_f32 ? 4 : 8,
           " (16-byte output rows), got ", p.n);
     check(p.expected_m >= 0, "expected_m", ">= 0, got ", p.expected_m);
-    heuristics::Bf16GemmProblem h;
-    h.n = p.n;
-    h.num_sms = p.num_sms;
-    h.block_n_multiple = options().block_n_multiple;
-    Planned out{h, ops::GemmKind::kDense};
-    heuristics::Bf16GemmProblem& q = out.problem;
+    ops::Bf16PlanKey key{p.m, p.n, p.k, p.mn_major_a, p.mn_major_b, p.out_f32, p.accumulate, ops::GemmKind::kDense,
+                         1, 0, p.num_sms, 0, options().block_n_multiple};
     switch (p.kind) {
     case Bf16Kind::kDense:
         check(p.groups == 1 && p.expected_m == 0, "groups", "none for a dense problem, got ", p.groups);
@@ -64,14 +55,7 @@ Planned planned(const Bf16Problem& p) {
               "> 0 and a multiple of 8 for a K-major operand (16-byte TMA rows), got ", p.k);
         check(!p.mn_major_a || p.m % 8 == 0, "m", "a multiple of 8 for an MN-major A (16-byte TMA rows), got ", p.m);
         check(!p.mn_major_b || p.n % 8 == 0, "n", "a multiple of 8 for an MN-major B (16-byte TMA rows), got ", p.n);
-        q.m = p.m;
-        q.k = p.k;
-        q.mn_major_a = p.mn_major_a;
-        q.mn_major_b = p.mn_major_b;
-        q.out_f32 = p.out_f32;
-        q.accumulate = p.accumulate;
-        q.allow_split_k = true;
-        return out;
+        return key;
     case Bf16Kind::kContiguous:
     case Bf16Kind::kPsum:
     case Bf16Kind::kMasked:
@@ -79,37 +63,26 @@ Planned planned(const Bf16Problem& p) {
               "the m-grouped kinds");
         check(p.k > 0 && p.k % 64 == 0, "k", "> 0 and a multiple of 64, got ", p.k);
         check(p.groups > 0, "groups", "> 0, got ", p.groups);
-        q.k = p.k;
-        q.mn_major_b = p.mn_major_b;
         if (p.kind == Bf16Kind::kContiguous) {
             check(p.expected_m == 0, "expected_m", "none for the per-row layout, got ", p.expected_m);
-            q.m = p.m;
-            q.block_m = ops::contiguous_block_m("bf16 problem");
-            out.kind = ops::GemmKind::kContiguous;
-        } else if (p.kind == Bf16Kind::kPsum) {
-            q.m = std::max<std::int64_t>(1, p.expected_m > 0 ? p.expected_m : p.m / p.groups);
-            q.num_groups = static_cast<int>(p.groups);
-            out.kind = ops::GemmKind::kPsum;
+            key.kind = ops::GemmKind::kContiguous;
+            key.block_m = ops::contiguous_block_m("bf16 problem");
         } else {
-            q.m = std::min(p.expected_m > 0 ? p.expected_m : p.m, p.m);
-            q.num_groups = static_cast<int>(p.groups);
-            out.kind = ops::GemmKind::kMasked;
+            key.kind = p.kind == Bf16Kind::kPsum ? ops::GemmKind::kPsum : ops::GemmKind::kMasked;
+            key.num_groups = static_cast<int>(p.groups);
         }
-        return out;
+        key.m = ops::bf16_grouped_plan_rows(key.kind, p.m, p.groups, p.expected_m);
+        return key;
     case Bf16Kind::kKGrouped:
         check(p.mn_major_a && p.mn_major_b && p.accumulate, "kind", "MN-major A and B with C for kgrouped");
         check(p.k == 0, "k", "0 for kgrouped (K is per group at run time), got ", p.k);
         check(p.m % 8 == 0 && p.n % 8 == 0, "m", "M and N multiples of 8 (16-byte TMA rows of the MN-major "
               "operands), got ", p.m, " and ", p.n);
         check(p.groups > 0 && p.groups <= kMaxKGroups, "groups", "1 to ", kMaxKGroups, ", got ", p.groups);
-        q.m = p.m;
-        q.k = ops::kKGroupedPlanK;
-        q.mn_major_a = q.mn_major_b = true;
-        q.out_f32 = p.out_f32;
-        q.accumulate = true;
-        q.num_groups = static_cast<int>(p.groups);
-        out.kind = ops::GemmKind::kKGrouped;
-        return out;
+        key.kind = ops::GemmKind::kKGrouped;
+        key.k = ops::kKGroupedPlanK;
+        key.num_groups = static_cast<int>(p.groups);
+        return key;
     }
     throw InvalidArgument(detail::str_cat(name, ": argument 'kind': expected a Bf16Kind, got ",
                                           static_cast<int>(p.kind)));
@@ -164,9 +137,11 @@ std::string to_string(const Bf16Problem& p) {
 }
 
 Bf16Plan plan_bf16(const Bf16Problem& problem) {
-    const Planned p = planned(problem);
-    const heuristics::Bf16GemmConfig c = heuristics::choose_bf16_gemm_config(p.problem);
-    return {c.describe(), ops::make_bf16_gemm_spec(c, p.problem, p.kind).describe()};
+    constexpr int kSmemPerBlock = 232448;  // SM90's opt-in limit (H100, H200, H800)
+    const ops::Bf16PlanKey key = plan_key(problem);
+    const heuristics::Bf16GemmProblem p = ops::bf16_planner_problem(key, kSmemPerBlock);
+    const heuristics::Bf16GemmConfig c = heuristics::choose_bf16_gemm_config(p);
+    return {c.describe(), ops::make_bf16_gemm_spec(c, p, key.kind).describe()};
 }
 
 CompiledKernel compile_bf16(const Bf16Problem& problem, CompilerKind compiler, const std::string& cache_dir) {

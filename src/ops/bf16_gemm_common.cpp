@@ -47,16 +47,27 @@ jit::KernelSpec make_bf16_gemm_spec(const heuristics::Bf16GemmConfig& c, const h
     return spec;
 }
 
+heuristics::Bf16GemmProblem bf16_planner_problem(const Bf16PlanKey& key, int max_smem_bytes) {
+    heuristics::Bf16GemmProblem p{key.m, key.n, key.k, key.mn_major_a, key.mn_major_b, key.out_f32, key.accumulate};
+    p.num_sms = key.num_sms;
+    p.max_smem_bytes = max_smem_bytes;
+    p.num_groups = key.num_groups;
+    p.block_m = key.block_m;
+    p.block_n_multiple = key.block_n_multiple;
+    p.allow_split_k = key.kind == GemmKind::kDense;
+    return p;
+}
+
+std::int64_t bf16_grouped_plan_rows(GemmKind kind, std::int64_t m, std::int64_t groups, std::int64_t expected_m) {
+    if (kind == GemmKind::kPsum) return std::max<std::int64_t>(1, expected_m > 0 ? expected_m : m / groups);
+    if (kind == GemmKind::kMasked) return std::min(expected_m > 0 ? expected_m : m, m);
+    return m;
+}
+
 const Bf16Plan& bf16_plan(const Bf16PlanKey& key, const char* op) {
     static PlanCache<Bf16PlanKey, Bf16Plan, Bf16PlanKeyHash> plans;
     return plans.get(key, [&] {
-        heuristics::Bf16GemmProblem p{key.m, key.n, key.k, key.mn_major_a, key.mn_major_b, key.out_f32, key.accumulate};
-        p.num_sms = key.num_sms;
-        p.max_smem_bytes = runtime::device_info(key.device).max_smem_per_block;
-        p.num_groups = key.num_groups;
-        p.block_m = key.block_m;
-        p.block_n_multiple = key.block_n_multiple;
-        p.allow_split_k = key.kind == GemmKind::kDense;
+        heuristics::Bf16GemmProblem p = bf16_planner_problem(key, runtime::device_info(key.device).max_smem_per_block);
         Bf16Plan plan;
         runtime::make_current(key.device);  // loading the module needs the device's context current
         for (int attempt = 0;; ++attempt) {

@@ -37,6 +37,11 @@ struct Bf16Plan {
     const jit::Kernel* kernel = nullptr;
 };
 const Bf16Plan& bf16_plan(const Bf16PlanKey& key, const char* op);
+// The planner's problem for `key` (what bf16_plan plans), on a device allowing max_smem_bytes per block.
+heuristics::Bf16GemmProblem bf16_planner_problem(const Bf16PlanKey& key, int max_smem_bytes);
+// The rows an m-grouped kind's tiles are planned for: contiguous, all M rows; psum, expected_m per group (0: M / G);
+// masked, expected_m (0: M), at most M_max = m.
+std::int64_t bf16_grouped_plan_rows(GemmKind kind, std::int64_t m, std::int64_t groups, std::int64_t expected_m);
 
 // Host mirror of Bf16GemmKernel::Params (kernels/tessera/sm90/bf16_gemm.cuh); the kernel checks the size.
 struct alignas(64) Bf16GemmParams {

@@ -94,8 +94,8 @@ void contiguous(const char* kOp, const TensorRef& a, const TensorRef& b, const T
     const int device = a.device.index;
     const ops::Bf16PlanKey key =
         use_psum_layout
-            ? grouped_key(std::max<std::int64_t>(1, expected_m > 0 ? expected_m : m / gb.groups), gb.n, k, gb.mn_major,
-                          ops::GemmKind::kPsum, gb.groups, 0, device)
+            ? grouped_key(ops::bf16_grouped_plan_rows(ops::GemmKind::kPsum, m, gb.groups, expected_m), gb.n, k,
+                          gb.mn_major, ops::GemmKind::kPsum, gb.groups, 0, device)
             : grouped_key(m, gb.n, k, gb.mn_major, ops::GemmKind::kContiguous, 1, ops::contiguous_block_m(kOp), device);
     ops::Bf16PlanKey named = key;
     named.family = family;
@@ -154,8 +154,9 @@ void m_grouped_bf16_gemm_nt_masked(const TensorRef& a, const TensorRef& b, const
     TESSERA_CHECK(expected_m > 0, kOp, ": argument 'expected_m': expected > 0 (rows per group, a hint), got ",
                   expected_m);
     const int device = a.device.index;
-    const ops::Bf16PlanKey key = grouped_key(std::min(expected_m, m_max), gb.n, k, gb.mn_major,
-                                             ops::GemmKind::kMasked, gb.groups, 0, device);
+    const ops::Bf16PlanKey key =
+        grouped_key(ops::bf16_grouped_plan_rows(ops::GemmKind::kMasked, m_max, gb.groups, expected_m), gb.n, k,
+                    gb.mn_major, ops::GemmKind::kMasked, gb.groups, 0, device);
     const ops::Bf16Plan& plan = ops::bf16_plan(key, kOp);
     ops::launch_bf16_gemm(plan, grouped_params(plan.config, a, gb.groups * m_max, b, gb, d, m_max, masked_m), stream,
                           device);
