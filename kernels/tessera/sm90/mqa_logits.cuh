@@ -171,10 +171,19 @@ struct MqaLogitsKernel {
         }
         const int32_t union_lo = group_lo[0] < group_lo[1] ? group_lo[0] : group_lo[1];
         const int32_t union_hi = group_hi[0] > group_hi[1] ? group_hi[0] : group_hi[1];
-        if (lane < static_cast<uint32_t>(kBlockQ)) {
-            meta.lo[lane] = static_cast<int32_t>(lo);
-            meta.hi[lane] = static_cast<int32_t>(hi);
-            meta.shift[lane] = static_cast<int32_t>(shift);
+        // Lane 0 writes every field, the lanes' ranges gathered by shuffles: the thread whose arrival on q_full
+        // publishes the metadata wrote all of it (racecheck flagged the other lanes' stores, ordered before that
+        // arrival by __syncwarp only).
+#pragma unroll
+        for (int j = 0; j < kBlockQ; ++j) {
+            const int32_t lo_j = __shfl_sync(0xffffffffu, static_cast<int32_t>(lo), j);
+            const int32_t hi_j = __shfl_sync(0xffffffffu, static_cast<int32_t>(hi), j);
+            const int32_t shift_j = __shfl_sync(0xffffffffu, static_cast<int32_t>(shift), j);
+            if (lane == 0) {
+                meta.lo[j] = lo_j;
+                meta.hi[j] = hi_j;
+                meta.shift[j] = shift_j;
+            }
         }
         if (lane == 0) {
             // Tiles start 16-row aligned (whole 32-byte sectors of FP32 output rows); never below the split start,
