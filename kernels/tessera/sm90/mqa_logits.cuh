@@ -34,7 +34,6 @@
 #include <tessera/prims/smem_desc.cuh>
 #include <tessera/ptx/mbarrier.cuh>
 #include <tessera/ptx/memory.cuh>
-#include <tessera/ptx/sync.cuh>
 #include <tessera/ptx/tma.cuh>
 #include <tessera/ptx/wgmma.cuh>
 #include <tessera/ptx/wgmma_e4m3.cuh>
@@ -61,7 +60,6 @@ struct MqaLogitsKernel {
     static constexpr int kNumMathThreads = 128 * kNumKvGroups * kNumQGroups;
     static constexpr int kNumThreads = kNumMathThreads + 128;
     static constexpr int kNumMathWarps = kNumMathThreads / 32;
-    static constexpr uint32_t kStageReleaseBarrier = 1;  // named barrier of the consumers (0 is __syncthreads)
     static constexpr int kAccRegs = kGroupCols / 2;     // m64n128 FP32 fragment per thread
     static constexpr int kWeightRegs = 32;              // weights of the thread's 32 columns (one per column pair)
     // Registers. setmaxnreg only moves registers within the CTA's pool, which holds what the launch allocated:
@@ -270,8 +268,9 @@ struct MqaLogitsKernel {
     }
 
     // One warpgroup's m64n128 scores of a tile: A = its 64 KV rows, B = its q-group's 128 columns, k32 x D/32.
-    // a_lo / b_lo: the low words of the two descriptors (start addresses), desc_hi: their common high word.
-    TESSERA_DEVICE static void score_tile(float (&acc)[kAccRegs], uint32_t a_lo, uint32_t b_lo, uint32_t desc_hi) {
+    // a_lo / b_lo: the low words of the two descriptors (start addresses), desc_hi: their common high word. Issues the
+    // wgmmas; score_wait retires them.
+    TESSERA_DEVICE static void score_issue(float (&acc)[kAccRegs], uint32_t a_lo, uint32_t b_lo, uint32_t desc_hi) {
         ptx::wgmma_fence();
 #pragma unroll
         for (int i = 0; i < kAccRegs; ++i) ptx::fence_operand(acc[i]);
@@ -282,6 +281,9 @@ struct MqaLogitsKernel {
             ptx::wgmma_m64k32_e4m3(acc, desc_a, desc_b, static_cast<uint32_t>(k));
         }
         ptx::wgmma_commit_group();
+    }
+
+    TESSERA_DEVICE static void score_wait(float (&acc)[kAccRegs]) {
         ptx::wgmma_wait_group<0>();
 #pragma unroll
         for (int i = 0; i < kAccRegs; ++i) ptx::fence_operand(acc[i]);
@@ -334,23 +336,11 @@ struct MqaLogitsKernel {
                 const bool active = row0 < group_hi && row0 + 64 > group_lo;
                 const uint32_t s = ring.stage;
                 ptx::mbarrier_wait(kv_full0 + 8 * s, ring.phase);
-                float acc[kAccRegs];
-                float sf0 = 0.f, sf1 = 0.f;
                 if (active) {
-                    score_tile(acc, static_cast<uint32_t>(desc_a0) + s * (kKvBytes >> 4), b_lo, desc_hi);
-                    sf0 = smem.scales[s][r0];
-                    sf1 = smem.scales[s][r0 + 8];
-                }
-                // Every smem read of the stage is done: the producer may refill it while the reduction runs. All four
-                // consumer warpgroups meet first, and only then does each warp release the stage. With per-warp
-                // releases alone (__syncwarp, then lane 0's arrival) the H200 showed, in a few runs out of six, the
-                // last KV tile of some query blocks scaled by the next fill's scales (H = 32, and H = 64 at D = 128);
-                // the barrier here, reading the scales before the wgmma, or a barrier per unit each removed it. The
-                // barrier is the variant the full GPU test file passed with (bitwise repeats included).
-                ptx::named_barrier_sync(kStageReleaseBarrier, kNumMathThreads);
-                if (lane == 0) ptx::mbarrier_arrive(kv_empty0 + 8 * s);
-                ring.advance();
-                if (active) {
+                    float acc[kAccRegs];
+                    score_issue(acc, static_cast<uint32_t>(desc_a0) + s * (kKvBytes >> 4), b_lo, desc_hi);
+                    const float sf0 = smem.scales[s][r0], sf1 = smem.scales[s][r0 + 8];  // while the wgmma runs
+                    score_wait(acc);
                     float lin0, abs0, lin1, abs1;
                     mqa::weighted_relu_sums<kAccRegs / 4>(acc, w, lin0, abs0, lin1, abs1);
                     const float v0 = mqa::relu_pair(lin0, abs0, sf0), v1 = mqa::relu_pair(lin1, abs1, sf1);
@@ -368,6 +358,15 @@ struct MqaLogitsKernel {
                         store(j1 >= lo && j1 < hi, out + j1, mqa::finish_logit(v1, sf1));
                     }
                 }
+                // The stage goes back once the tile's logits are computed: every value a lane read from it (the
+                // scales) has then been consumed by an instruction, so the refill cannot overtake a pending load,
+                // and __syncwarp orders the lanes before lane 0's release. No warpgroup waits for another: while
+                // one reduces its tile, the others' wgmmas run on the tensor cores. (Releasing right after the wgmma
+                // with a load of the scales still in flight gave, on the H200, the last tile of some query blocks
+                // the next fill's scales; a barrier of all consumers per tile hid that at the cost of the overlap.)
+                __syncwarp();
+                if (lane == 0) ptx::mbarrier_arrive(kv_empty0 + 8 * s);
+                ring.advance();
             }
             // Done with the Q stage (its wgmmas were waited for, its weights and metadata read). As above, __syncwarp
             // orders every lane's loads of the weights and metadata before lane 0's release (a unit without tiles has
