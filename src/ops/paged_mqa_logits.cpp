@@ -24,7 +24,10 @@ namespace tessera {
 namespace ops {
 
 constexpr int kPagedHeadDim = 128;
-constexpr int kPagedMathWarpgroups = 2;  // two pages in flight in the math: one's wgmma under the other's epilogue
+// Three pages in the math at once, each warpgroup's wgmma under the others' head reductions: with n = next_n * H = 128
+// a warpgroup's page (wgmma, then 64 accumulators reduced) takes longer than two pages' worth of HBM time, and four
+// warpgroups' 104 registers spill the 64 accumulators and 32 weights.
+constexpr int kPagedMathWarpgroups = 3;
 constexpr int kPagedQStages = 3;         // sequences whose queries are loaded ahead of the pages that use them
 constexpr int kPagedMaxStages = 24;      // ~200 KB of pages in flight per SM, several times the HBM latency's worth
 

@@ -101,7 +101,7 @@ struct PagedMqaMetadataKernel {
 };
 
 // Config members: kNextN (1, 2), kNumHeads (32, 64), kHeadDim (128), kOutBf16, kClean, kNumStages (page ring),
-// kNumQStages (query slots), kNumMathWarpgroups (2 or 4).
+// kNumQStages (query slots), kNumMathWarpgroups (2, 3 or 4).
 template <class Config>
 struct PagedMqaLogitsKernel {
     static constexpr int kNextN = Config::kNextN;
@@ -128,12 +128,14 @@ struct PagedMqaLogitsKernel {
     // forever (e.g. four math warpgroups at 56 / 112 would ask 64512 of the 61440 allocated).
     static constexpr int kLaunchRegs = launch_regs_per_thread(kNumThreads);
     static constexpr int kProducerRegs = 56;
-    static constexpr int kConsumerRegs = kNumMathWarpgroups == 2 ? 224 : 104;
+    // What the producer warpgroup frees, shared by the math warpgroups (a multiple of 8): 224 for two, 152 for three,
+    // 104 for four.
+    static constexpr int kConsumerRegs = (kLaunchRegs * kNumThreads - kProducerRegs * 128) / kNumMathThreads / 8 * 8;
 
     static_assert(kNextN == 1 || kNextN == 2, "SM90 paged MQA logits: next_n 1 or 2");
     static_assert(kNumHeads == 32 || kNumHeads == 64, "SM90 paged MQA logits: 32 or 64 heads");
     static_assert(kHeadDim == 128, "one 128-byte swizzle row per token and per query row");
-    static_assert(kNumMathWarpgroups == 2 || kNumMathWarpgroups == 4, "2 or 4 math warpgroups");
+    static_assert(kNumMathWarpgroups >= 2 && kNumMathWarpgroups <= 4, "2 to 4 math warpgroups");
     static_assert(kNumStages % kNumMathWarpgroups == 0, "each stage belongs to one math warpgroup");
     static_assert(kNumQStages >= 2 && kNumQStages <= 8, "Q slots");
     static_assert(kProducerRegs * 128 + kConsumerRegs * kNumMathThreads <= kLaunchRegs * kNumThreads,
