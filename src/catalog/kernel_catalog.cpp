@@ -58,7 +58,7 @@ std::vector<jit::KernelSpec> bf16_specs(int num_sms) {
                                   {7168, 16384}, {4096, 7168}, {7168, 2048}};
     const auto add = [&](heuristics::Bf16GemmProblem p, ops::GemmKind kind = ops::GemmKind::kDense) {
         p.num_sms = num_sms;
-        p.allow_split_k = kind == ops::GemmKind::kDense;  // as the op plans
+        p.dense = kind == ops::GemmKind::kDense;  // as the op plans
         const jit::KernelSpec spec = ops::make_bf16_gemm_spec(heuristics::choose_bf16_gemm_config(p), p, kind);
         if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
     };

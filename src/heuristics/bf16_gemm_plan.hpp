@@ -17,9 +17,10 @@ struct Bf16GemmProblem {
     int num_groups = 1;   // m-grouped: m is the (expected) rows of one group, tiles are counted num_groups times
     int block_m = 0;      // > 0: the layout fixes BLOCK_M (contiguous: the segment alignment)
     int block_n_multiple = 1;  // set_block_size_multiple_of: > 1 makes block N a multiple of lcm(16, this)
-    // Dense problems may split K over a cluster (the op sets it for them). split_capacity[i]: CTAs of
-    // clusters of 2, 4, 8 the device keeps resident at once (0: the planner's estimate; < 0: none).
-    bool allow_split_k = false;
+    // A dense problem (the op sets it; the grouped and einsum kinds plan without): it may split K over a cluster,
+    // and at most 64 rows take 64-row tiles. split_capacity[i]: CTAs of clusters of 2, 4, 8 the device keeps
+    // resident at once (0: the planner's estimate; < 0: none).
+    bool dense = false;
     int split_capacity[3] = {0, 0, 0};
 };
 
@@ -43,7 +44,7 @@ constexpr int kBf16BlockK = 64;  // K elements per stage: one 128-byte swizzle r
 // (4-byte elements for FP32 D and for a split-K plan's partial), the A and B stages.
 int bf16_gemm_smem_bytes(int block_m, int block_n, int stages, bool out_f32, bool split_k = false);
 
-// Persistent tiles that fill the SMs best; with allow_split_k, a decode shape whose tiles leave SMs idle may instead
+// Persistent tiles that fill the SMs best; a dense decode shape whose tiles leave SMs idle may instead
 // take a cluster of 2, 4 or 8 CTAs per tile, each over its share of K, all clusters resident at once.
 Bf16GemmConfig choose_bf16_gemm_config(const Bf16GemmProblem& p);
 

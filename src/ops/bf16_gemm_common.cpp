@@ -54,7 +54,7 @@ heuristics::Bf16GemmProblem bf16_planner_problem(const Bf16PlanKey& key, int max
     p.num_groups = key.num_groups;
     p.block_m = key.block_m;
     p.block_n_multiple = key.block_n_multiple;
-    p.allow_split_k = key.kind == GemmKind::kDense;
+    p.dense = key.kind == GemmKind::kDense;
     return p;
 }
 
