@@ -13,8 +13,11 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 // The cost model's constants, in microseconds and bytes per microsecond (H200 estimates; tune on the device).
 constexpr double kPerSmKBlockUs = 0.2;       // one CTA's k-block when bandwidth is not the limit (load + math loop)
 constexpr double kHbmBytesPerUs = 3.3e6;     // sustained HBM read bandwidth of the streaming kernel
-constexpr double kReduceBaseUs = 0.3;        // partial store, fences and the counter's round trip
-constexpr double kReduceRoundUs = 0.15;      // one batch of the final sum's L2 loads
+// The in-kernel sum, fitted to the H200 (bench hc-prenorm, 2026-12-05): unsplit-call times less the explicit-split
+// mainloop of the same share (2.3 us + 0.22 us per k-block) left 9.0 us for 64 slices, 5.8 for 38-40 and 4.5-5.4
+// for 23-24 (three m-blocks).
+constexpr double kReduceBaseUs = 2.0;        // partial store, fences and the counter's round trip
+constexpr double kReduceRoundUs = 0.9;       // one batch of the final sum's L2 loads
 
 // Estimated time of a plan with S splits per m block (reduce: the partials are summed in the kernel).
 double plan_cost(std::int64_t m, std::int64_t n, std::int64_t num_m_blocks, std::int64_t num_k_blocks, int splits,
