@@ -103,6 +103,26 @@ TEST(Bf16GemmPlan, DenseDecodeTakesSixtyFourRowTiles) {
             }
 }
 
+// Every plan takes as many stages as shared memory holds, up to 16: narrow decode tiles keep more of B in flight.
+TEST(Bf16GemmPlan, StagesFillSharedMemoryUpToSixteen) {
+    for (std::int64_t m : {1, 128, 4096})
+        for (auto [n, k] : {std::pair<std::int64_t, std::int64_t>{7168, 2048}, {576, 7168}, {256, 7168}, {7168, 16384},
+                            {24576, 1536}}) {
+            Bf16GemmProblem p{m, n, k};
+            p.dense = true;
+            const Bf16GemmConfig c = choose_bf16_gemm_config(p);
+            SCOPED_TRACE(testing::Message() << m << "x" << n << "x" << k << ": " << c.describe());
+            EXPECT_LE(c.num_stages, 16);
+            EXPECT_LE(c.smem_bytes, p.max_smem_bytes);
+            if (c.num_stages < 16)
+                EXPECT_GT(bf16_gemm_smem_bytes(c.block_m, c.block_n, c.num_stages + 1, false, c.split_k > 1),
+                          p.max_smem_bytes);
+        }
+    Bf16GemmProblem decode{1, 7168, 2048};
+    decode.dense = true;
+    EXPECT_GT(choose_bf16_gemm_config(decode).num_stages, 8);  // 64x64: 13 stages
+}
+
 TEST(Bf16GemmPlan, SharedMemoryFormula) {
     // barriers 1 KB + the D tile rounded up to 1 KB + stages of (BM + BN) rows of 128 bytes
     EXPECT_EQ(bf16_gemm_smem_bytes(128, 256, 4, false), 1024 + 65536 + 4 * 384 * 128);
