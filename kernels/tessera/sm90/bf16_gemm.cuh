@@ -255,6 +255,21 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
         }
     }
 
+    // With C (kReduceAdd), the epilogue's TMA reduce-add reads the tile's D region back: unprefetched, that read waits
+    // on HBM at the end of every tile (on the wgrad rows our time was cuBLAS's plus D's bytes at copy bandwidth). The
+    // producer brings the region into L2 kDPrefetchAhead k-blocks before the tile ends, in the boxes of D's map.
+    static constexpr bool kPrefetchD = Policy::kReduceAdd && !kSplit && !Policy::kBatchSum;
+    static constexpr uint32_t kDPrefetchAhead = 16;
+    TESSERA_DEVICE static void prefetch_d_tile(const Params& p, const prims::GemmTile& tile) {
+#pragma unroll 1
+        for (int r = 0; r < kBlockM; r += 64)
+#pragma unroll 1
+            for (int a = 0; a < OutTile::kNumAtoms; ++a)
+                ptx::tma_prefetch_l2_2d(p.tensor_map_d,
+                                        static_cast<int32_t>(tile.coord.n_block * kBlockN + a * OutTile::kAtomCols),
+                                        static_cast<int32_t>(tile.d_row + r));
+    }
+
     // One thread. Walks the same tile sequence as the consumers and fills the ring.
     TESSERA_DEVICE static void produce(const Params& p, SharedStorage& smem) {
         const uint32_t n = shape_n(p), k = shape_k(p);
@@ -278,6 +293,9 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
 #pragma unroll 1
             for (uint32_t kb = 0; kb < tile.num_k_blocks; ++kb) {
                 const int32_t k0 = static_cast<int32_t>(kb * kBlockK);
+                if constexpr (kPrefetchD)
+                    if (kb + kDPrefetchAhead == tile.num_k_blocks || (kb == 0 && tile.num_k_blocks < kDPrefetchAhead))
+                        prefetch_d_tile(p, tile);
                 prims::produce_stage(ring, smem.full_barriers, smem.empty_barriers, tile.loads, kTxBytes,
                                      [&](uint32_t s, uint32_t full) {
                                          load_operand<kBlockM, kTransA>(smem.a[s], p.tensor_map_a, full,
