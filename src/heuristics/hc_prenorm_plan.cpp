@@ -18,10 +18,13 @@ constexpr double kHbmBytesPerUs = 3.3e6;     // sustained HBM read bandwidth of 
 // for 23-24 (three m-blocks).
 constexpr double kReduceBaseUs = 2.0;        // partial store, fences and the counter's round trip
 constexpr double kReduceRoundUs = 0.9;       // one batch of the final sum's L2 loads
+constexpr double kClusterSumUs = 0.4;        // a cluster's sum: two cluster barriers and one round of DSMEM loads
+
+enum class Sum { kNone, kWorkspace, kCluster };
 
 // Estimated time of a plan with S splits per m block (reduce: the partials are summed in the kernel).
 double plan_cost(std::int64_t m, std::int64_t n, std::int64_t num_m_blocks, std::int64_t num_k_blocks, int splits,
-                 int num_sms, bool reduce) {
+                 int num_sms, Sum sum) {
     const std::int64_t ctas = num_m_blocks * splits;
     const double waves = static_cast<double>(ceil_div(ctas, num_sms));
     const double active = static_cast<double>(std::min<std::int64_t>(ctas, num_sms));
@@ -31,8 +34,9 @@ double plan_cost(std::int64_t m, std::int64_t n, std::int64_t num_m_blocks, std:
     const double bytes = rows * kHcBlockK * 2 + static_cast<double>(n) * kHcBlockK * 4 / num_m_blocks;
     const double per_k_block = std::max(kPerSmKBlockUs, active * bytes / kHbmBytesPerUs);
     double cost = waves * static_cast<double>(ceil_div(num_k_blocks, splits)) * per_k_block;
-    if (reduce) cost += kReduceBaseUs + static_cast<double>(ceil_div(splits, hc_prenorm_reduce_unroll(n))) *
-                                            kReduceRoundUs;
+    if (sum == Sum::kWorkspace)
+        cost += kReduceBaseUs + static_cast<double>(ceil_div(splits, hc_prenorm_reduce_unroll(n))) * kReduceRoundUs;
+    if (sum == Sum::kCluster) cost += kClusterSumUs;
     return cost;
 }
 
@@ -44,7 +48,8 @@ int hc_prenorm_reduce_unroll(int n) { return 24 / (n / 8); }
 
 std::string HcPrenormConfig::describe() const {
     return "n " + std::to_string(block_n) + ", " + std::to_string(num_stages) + " stages, " +
-           std::to_string(num_splits) + (reduce ? " splits summed in the kernel" : " splits") + ", " +
+           std::to_string(num_splits) +
+           (!reduce ? " splits" : cluster > 1 ? " splits summed in a cluster" : " splits summed in the kernel") + ", " +
            std::to_string(num_accumulators) + " accumulators, grid " + std::to_string(grid()) + ", smem " +
            std::to_string(smem_bytes);
 }
@@ -72,12 +77,21 @@ HcPrenormConfig choose_hc_prenorm_config(const HcPrenormProblem& p) {
     const std::int64_t num_k_blocks = p.k / kHcBlockK;
     const std::int64_t max_splits =
         std::min<std::int64_t>({num_k_blocks, kHcMaxInternalSplits, std::max<std::int64_t>(1, p.num_sms / c.num_m_blocks)});
-    double best = plan_cost(p.m, p.n, c.num_m_blocks, num_k_blocks, 1, p.num_sms, false);
+    double best = plan_cost(p.m, p.n, c.num_m_blocks, num_k_blocks, 1, p.num_sms, Sum::kNone);
+    // Cluster sums first: at equal cost they win (no workspace, nothing that depends on the stream).
+    for (int s = 2; s <= std::min<std::int64_t>(max_splits, p.max_cluster); s *= 2) {
+        const double cost = plan_cost(p.m, p.n, c.num_m_blocks, num_k_blocks, s, p.num_sms, Sum::kCluster);
+        if (cost < best) {
+            best = cost;
+            c.num_splits = c.cluster = s;
+        }
+    }
     for (int s = 2; s <= max_splits; ++s) {
-        const double cost = plan_cost(p.m, p.n, c.num_m_blocks, num_k_blocks, s, p.num_sms, true);
+        const double cost = plan_cost(p.m, p.n, c.num_m_blocks, num_k_blocks, s, p.num_sms, Sum::kWorkspace);
         if (cost < best) {
             best = cost;
             c.num_splits = s;
+            c.cluster = 1;
         }
     }
     c.reduce = c.num_splits > 1;

@@ -15,10 +15,12 @@ namespace tessera::jit {
 Kernel::Kernel(std::string cubin, std::string_view entry, std::string description)
     : description_(std::move(description)),
       smem_allowed_(new std::atomic<unsigned>[64]),
-      functions_(new std::atomic<CUfunction>[64]) {
+      functions_(new std::atomic<CUfunction>[64]),
+      wide_clusters_allowed_(new std::atomic<bool>[64]) {
     for (int i = 0; i < 64; ++i) {
         smem_allowed_[i] = 0;
         functions_[i] = nullptr;
+        wide_clusters_allowed_[i] = false;
     }
     const runtime::Driver& d = runtime::driver();
     TESSERA_CU_CHECK(d.cuLibraryLoadData(&library_, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
@@ -59,6 +61,15 @@ void Kernel::allow_smem(const LaunchConfig& c) const {
         TESSERA_CU_CHECK(d.cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                 static_cast<int>(c.smem_bytes), kernel_, dev));
         allowed.store(c.smem_bytes, std::memory_order_relaxed);
+    }
+    // Clusters above the portable 8 CTAs (SM90 has up to 16) need the kernel's opt-in, once per device.
+    std::atomic<bool>& wide = wide_clusters_allowed_[c.device];
+    if (c.cluster_x > 8 && !wide.load(std::memory_order_relaxed)) {
+        const runtime::Driver& d = runtime::driver();
+        CUdevice dev = 0;
+        TESSERA_CU_CHECK(d.cuCtxGetDevice(&dev));
+        TESSERA_CU_CHECK(d.cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1, kernel_, dev));
+        wide.store(true, std::memory_order_relaxed);
     }
 }
 

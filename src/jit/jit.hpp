@@ -53,7 +53,7 @@ public:
     int max_active_clusters(const LaunchConfig& config) const;
 
 private:
-    void allow_smem(const LaunchConfig& config) const;
+    void allow_smem(const LaunchConfig& config) const;  // and the opt-in for clusters of more than 8 CTAs
     CUlaunchConfig driver_config(const LaunchConfig& config, CUlaunchAttribute* attrs) const;
     void check_param_bytes(std::size_t host_bytes) const;
     void launch_raw(const LaunchConfig& config, void* params) const;
@@ -66,6 +66,7 @@ private:
     // Highest dynamic smem already allowed, per device, so the attribute is set once rather than per launch.
     mutable std::unique_ptr<std::atomic<unsigned>[]> smem_allowed_;
     mutable std::unique_ptr<std::atomic<CUfunction>[]> functions_;  // per device, resolved at first launch
+    mutable std::unique_ptr<std::atomic<bool>[]> wide_clusters_allowed_;  // per device: clusters of 9-16 CTAs
 };
 
 struct BuildResult {

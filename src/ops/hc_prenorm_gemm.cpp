@@ -28,6 +28,7 @@ jit::KernelSpec make_hc_prenorm_spec(const heuristics::HcPrenormConfig& c) {
         .set("kNumStages", c.num_stages)
         .set("kReduce", c.reduce ? 1 : 0)
         .set("kNumAccumulators", c.num_accumulators);
+    if (c.cluster > 1) spec.set("kClusterSize", c.cluster);  // (absent: 1, so the other kernels keep their keys)
     return spec;
 }
 
@@ -66,15 +67,35 @@ struct Plan {
     const jit::Kernel* kernel = nullptr;
 };
 
+jit::LaunchConfig launch_config(const heuristics::HcPrenormConfig& c, Stream stream, int device) {
+    jit::LaunchConfig launch;
+    launch.grid_x = static_cast<unsigned>(c.grid());
+    launch.block_x = static_cast<unsigned>(heuristics::HcPrenormConfig::num_threads());
+    launch.smem_bytes = static_cast<unsigned>(c.smem_bytes);
+    launch.cluster_x = static_cast<unsigned>(c.cluster);
+    launch.stream = static_cast<CUstream>(stream);
+    launch.device = device;
+    return launch;
+}
+
 const Plan& plan_for(const PlanKey& key, const char* op) {
     static ops::PlanCache<PlanKey, Plan, PlanKeyHash> plans;
     return plans.get(key, [&] {
         heuristics::HcPrenormProblem p{key.m, key.n, key.k, key.num_splits, key.num_sms,
                                        runtime::device_info(key.device).max_smem_per_block};
         Plan plan;
-        plan.config = heuristics::choose_hc_prenorm_config(p);
         runtime::make_current(key.device);  // loading the module needs the device's context current
-        plan.kernel = &jit::jit().get(ops::make_hc_prenorm_spec(plan.config));
+        while (true) {
+            plan.config = heuristics::choose_hc_prenorm_config(p);
+            plan.kernel = &jit::jit().get(ops::make_hc_prenorm_spec(plan.config));
+            const int cluster = plan.config.cluster;
+            if (cluster == 1) break;
+            // A cluster plan counts on every m-block's cluster running at once: where the device keeps fewer
+            // resident (clusters of 16 need 16 free SMs of one GPC), plan again with narrower clusters.
+            const int resident = plan.kernel->max_active_clusters(launch_config(plan.config, nullptr, key.device));
+            if (resident >= plan.config.num_m_blocks) break;
+            p.max_cluster = cluster / 2;
+        }
         if (options().print_configs)
             std::fprintf(stderr, "[tessera] %s m=%lld n=%lld k=%lld num_splits=%d: %s\n", op,
                          static_cast<long long>(key.m), static_cast<long long>(key.n), static_cast<long long>(key.k),
@@ -83,14 +104,14 @@ const Plan& plan_for(const PlanKey& key, const char* op) {
     });
 }
 
-// The in-kernel split sum's workspace: partial tiles and one arrival counter per m block, in slots of the largest
-// plan (the planner keeps m blocks x splits <= the SMs). Each stream that uses it gets a slot of its own, so launches
-// on different streams never share one (launches on one stream are ordered). A device's slots are made at its first
-// summed-split call, outside any graph capture: allocated, their counters zeroed on the calling stream, which is then
-// synchronized once; every launch leaves its counters at zero again. While none can be had (the first call is being
-// captured, or more streams than slots), the call runs unsplit (one CTA per m block): slower, the same product up to
-// FP32 summation order. A captured graph keeps its capture stream's slot: its replays must not overlap each other or
-// eager calls on that stream.
+// The workspace of the summed splits that are not one cluster: partial tiles and one arrival counter per m block, in
+// slots of the largest plan (the planner keeps m blocks x splits <= the SMs). Each stream that uses it gets a slot of
+// its own, so launches on different streams never share one (launches on one stream are ordered). A device's slots
+// are made at its first such call, outside any graph capture: allocated, their counters zeroed on the calling stream,
+// which is then synchronized once; every launch leaves its counters at zero again. While none can be had (the first
+// call is being captured, or more streams than slots), the call runs unsplit (one CTA per m block): slower, the same
+// product up to FP32 summation order. A captured graph keeps its capture stream's slot: its replays must not overlap
+// each other or eager calls on that stream. Cluster plans need none of this.
 constexpr int kWorkspaceSlots = 8;
 struct Workspace {
     float* partials = nullptr;
@@ -211,7 +232,7 @@ void tf32_hc_prenorm_gemm(const TensorRef& a, const TensorRef& b, const TensorRe
     const int num_sms = ops::plan_num_sms(device);
     const Plan* plan = &plan_for({m, n, k, num_splits, num_sms, device}, kOp);
     Workspace workspace;
-    if (plan->config.reduce && !workspace_for(device, stream, workspace))
+    if (plan->config.uses_workspace() && !workspace_for(device, stream, workspace))
         plan = &plan_for({m, n, k, 1, num_sms, device}, kOp);  // unsplit: one split's D is the whole product
     const heuristics::HcPrenormConfig& cfg = plan->config;
     using runtime::TmaSwizzle;
@@ -234,13 +255,7 @@ void tf32_hc_prenorm_gemm(const TensorRef& a, const TensorRef& b, const TensorRe
     params.sqr_split_stride = split ? static_cast<std::uint32_t>(m) : 0;
     params.workspace = workspace.partials;
     params.counters = workspace.counters;
-    jit::LaunchConfig launch;
-    launch.grid_x = static_cast<unsigned>(cfg.grid());
-    launch.block_x = static_cast<unsigned>(heuristics::HcPrenormConfig::num_threads());
-    launch.smem_bytes = static_cast<unsigned>(cfg.smem_bytes);
-    launch.stream = static_cast<CUstream>(stream);
-    launch.device = device;
-    plan->kernel->launch(launch, params);
+    plan->kernel->launch(launch_config(cfg, stream, device), params);
 }
 
 std::string tf32_hc_prenorm_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, int num_splits, int device) {

@@ -38,7 +38,16 @@ TEST(HcPrenormPlan, ChoicesAreLegalForManyShapes) {
                             if (c.reduce) {
                                 EXPECT_LE(c.grid(), sms);  // one wave: bounds the workspace
                                 EXPECT_LE(c.workspace_floats(), sms * (64 * 32 + 64));
-                                EXPECT_EQ(c.num_counters(), c.num_m_blocks);
+                                if (c.cluster > 1) {  // the m-block's splits are one cluster: no workspace
+                                    EXPECT_EQ(c.cluster, c.num_splits);
+                                    EXPECT_TRUE(c.cluster == 2 || c.cluster == 4 || c.cluster == 8 || c.cluster == 16);
+                                    EXPECT_EQ(c.workspace_floats(), 0);
+                                    EXPECT_EQ(c.num_counters(), 0);
+                                } else {
+                                    EXPECT_EQ(c.num_counters(), c.num_m_blocks);
+                                }
+                            } else {
+                                EXPECT_EQ(c.cluster, 1);
                             }
                         }
                     }
@@ -54,14 +63,22 @@ TEST(HcPrenormPlan, DeepGemmShapesFillTheMachine) {
         const HcPrenormConfig mid = choose_hc_prenorm_config({4096, 24, k, 0, 132});
         EXPECT_EQ(mid.num_splits, 2);
         EXPECT_TRUE(mid.reduce);
-        // Small M: K is spread over about as many slices as DeepGEMM's 16 splits or more, but not so far that
-        // the final sum of the partials (about 1 us per 8 slices on the H200) dominates.
+        EXPECT_EQ(mid.cluster, 2);  // pairs summed through DSMEM
+        // Small M: K is spread over as many slices as DeepGEMM's 16 splits, one cluster per m-block (the final sum
+        // through the workspace costs about 1 us per 8 slices on the H200, through DSMEM well under 1 us).
         for (std::int64_t m : {13, 137}) {
             const HcPrenormConfig small = choose_hc_prenorm_config({m, 24, k, 0, 132});
             EXPECT_TRUE(small.reduce) << small.describe();
-            EXPECT_GE(small.num_splits, 15) << small.describe();
-            EXPECT_LE(small.num_splits, 32) << small.describe();
+            EXPECT_EQ(small.num_splits, 16) << small.describe();
+            EXPECT_EQ(small.cluster, 16) << small.describe();
             EXPECT_LE(small.grid(), 132) << small.describe();
+            // A device that keeps no cluster of 16 resident for every m-block: the planner is told 8 at most, and
+            // then a long K is better served by more splits through the workspace.
+            HcPrenormProblem narrow{m, 24, k, 0, 132};
+            narrow.max_cluster = 8;
+            const HcPrenormConfig c8 = choose_hc_prenorm_config(narrow);
+            EXPECT_TRUE(c8.cluster <= 8) << c8.describe();
+            EXPECT_GE(c8.num_splits, 8) << c8.describe();
         }
     }
     EXPECT_EQ(choose_hc_prenorm_config({13, 24, 64, 0, 132}).num_splits, 1);  // one k-block: nothing to split

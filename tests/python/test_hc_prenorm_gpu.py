@@ -108,6 +108,25 @@ def test_internal_split_sizes(m, k):
     check(m, 24, k)
 
 
+def plan_of(m, n, k, num_splits=None):
+    return tessera._C.tf32_hc_prenorm_gemm_config(m, n, k, num_splits or 0, torch.cuda.current_device())
+
+
+@pytest.mark.parametrize("m,n,k", [(13, 24, 28672), (137, 24, 7168), (64, 8, 7680), (130, 32, 28672),
+                                   (4096, 24, 7168)])
+def test_cluster_sums(m, n, k):
+    # The splits of an m-block as one cluster, summed through distributed shared memory (16 CTAs at small M, pairs at
+    # M = 4096); rows past M in the last m-block are not written.
+    assert "summed in a cluster" in plan_of(m, n, k), plan_of(m, n, k)
+    check(m, n, k)
+
+
+def test_workspace_sum_of_a_very_long_k():
+    # K = 131072 over one m-block: more splits than a cluster holds pay off, summed through the workspace.
+    assert "summed in the kernel" in plan_of(13, 24, 131072), plan_of(13, 24, 131072)
+    check(13, 24, 131072)
+
+
 def test_empty_chunks_are_zeros():
     check(65, 24, 128, num_splits=5)   # 2 k-blocks over 5 slices: slices 2..4 are zeros
     check(13, 8, 64, num_splits=16)

@@ -13,10 +13,16 @@
 // [s*base + min(s, rem), + base + (s < rem)) with base = kb / S, rem = kb % S (earlier splits get the extra block).
 //   kReduce = 0: split s writes its partial sums to D[s] and sqr_sum[s] (DeepGEMM's num_splits; S = 1 is the plain
 //     product). A split without k-blocks writes zeros.
-//   kReduce = 1: the caller asked for one D; the planner split K over CTAs to fill the SMs. Every CTA stores its
-//     partial tile to a workspace, then counts itself in on its m-block's counter; the CTA that arrives last sums
-//     the S partials in split order (so the result does not depend on arrival order) and stores D and sqr_sum, then
-//     sets the counter back to 0 for the next launch.
+//   kReduce = 1: the caller asked for one D; the planner split K over CTAs to fill the SMs. Either
+//     - kClusterSize = S > 1: the S CTAs of an m-block are one cluster. Each writes its partial into its own shared
+//       memory (the idle ring), and after a cluster barrier each CTA sums a share of the tile's float4 pieces over
+//       the S partials through distributed shared memory, in rank order (deterministic), and stores them; the last
+//       rank also sums the rows' squares. No workspace, no global atomics: the sum costs two cluster barriers and one
+//       round of DSMEM loads, where the path below pays a GPU-scope fence, an atomic and rounds of L2 loads.
+//     - or (kClusterSize = 1, more splits than a cluster holds) every CTA stores its partial tile to a workspace,
+//       then counts itself in on its m-block's counter; the CTA that arrives last sums the S partials in split
+//       order (so the result does not depend on arrival order) and stores D and sqr_sum, then sets the counter back
+//       to 0 for the next launch.
 //
 // Warp roles: warps 0-3 are the math warpgroup (64 rows: warp w owns rows 16w .. 16w+15), warp 4 issues the TMA loads
 // from one elected lane. The ring (prims/pipeline.cuh): full[s] completes on the stage's bytes, empty[s] on one
@@ -42,7 +48,8 @@
 namespace tessera::sm90 {
 
 // Config members (rendered by the JIT from the host's spec): kShapeN (N: 8, 16, 24 or 32), kNumStages, kReduce (0:
-// each split writes its own D[s]; 1: the splits are summed into one D), kNumAccumulators (1 or 2).
+// each split writes its own D[s]; 1: the splits are summed into one D), kNumAccumulators (1 or 2); optional
+// kClusterSize (kReduce: the splits of an m-block are one cluster of this many CTAs, summed through DSMEM).
 template <class Config>
 struct HcPrenormGemmKernel {
     static constexpr int kBlockM = 64;
@@ -51,6 +58,11 @@ struct HcPrenormGemmKernel {
     static constexpr int kNumStages = Config::kNumStages;
     static constexpr bool kReduce = Config::kReduce != 0;
     static constexpr int kNumAccs = Config::kNumAccumulators;
+    static constexpr int kClusterSize = [] {
+        if constexpr (requires { Config::kClusterSize; }) return static_cast<int>(Config::kClusterSize);
+        else return 1;
+    }();
+    static constexpr bool kClusterReduce = kClusterSize > 1;
     static constexpr int kNumMathThreads = 128;
     static constexpr int kNumThreads = kNumMathThreads + 32;  // + one TMA warp
     static constexpr uint32_t kProducerWarp = kNumMathThreads / 32;
@@ -71,6 +83,11 @@ struct HcPrenormGemmKernel {
     static_assert(kN % 8 == 0 && kN >= 8 && kN <= 32, "N: a multiple of 8 up to 32 (wgmma tf32 N, B boxes 1 KB aligned)");
     static_assert(kNumStages >= 2 && kNumStages <= 32, "the loop keeps one stage in flight while it waits the next");
     static_assert(kNumAccs == 1 || kNumAccs == 2, "one accumulator or two alternating ones");
+    static_assert(kClusterSize == 1 || (kReduce && (kClusterSize == 2 || kClusterSize == 4 || kClusterSize == 8 ||
+                                                    kClusterSize == 16)),
+                  "a cluster sums the splits of one m-block: 2, 4, 8 or 16 CTAs");
+    // The cluster sum stages the partial in the A ring (idle once the last k-block is consumed).
+    static_assert(kPartialFloats * 4 <= kNumStages * kABytes, "the partial does not fit the A ring");
 
     struct Params {
         TmaDescriptor tensor_map_a;  // A [M][K] BF16, box [64 K][64 rows], 128-byte swizzle
@@ -294,6 +311,65 @@ struct HcPrenormGemmKernel {
         return true;
     }
 
+    // kClusterReduce: the cluster's S partials of this m-block summed through distributed shared memory and stored.
+    // Piece u of the tile (u = 128 j + t: float4 j of thread t's fragment, rows 16w + g and + 8 of t = 32w + 4g + q,
+    // columns 8j + 2q, + 1) is summed by thread u % 128 of rank u / 128 % S, over ranks 0..S-1 in order.
+    TESSERA_DEVICE static void reduce_cluster(const Params& p, SharedStorage& smem, const Chunk& c, uint32_t warp,
+                                              uint32_t lane, const float (&acc)[kAccRegs], const float (&sq)[2]) {
+        constexpr uint32_t kPieces = kN / 8 * kNumMathThreads;
+        const uint32_t t = warp * 32 + lane, q = lane % 4;
+        const uint32_t part = ptx::smem_addr(smem.a[0]);  // every stage the producer filled has been consumed
+#pragma unroll
+        for (int j = 0; j < kN / 8; ++j)
+            ptx::st_shared_v4(part + (j * kNumMathThreads + t) * 16, acc[4 * j], acc[4 * j + 1], acc[4 * j + 2],
+                              acc[4 * j + 3]);
+        if (q == 0) {
+            const uint32_t row = 16 * warp + lane / 4;
+            ptx::st_shared_f32(part + (kBlockM * kN + row) * 4, sq[0]);
+            ptx::st_shared_f32(part + (kBlockM * kN + row + 8) * 4, sq[1]);
+        }
+        ptx::cluster_arrive();  // release: the partials are visible to the cluster after the wait (acquire)
+        ptx::cluster_wait();
+        const uint32_t rank = ptx::cluster_cta_rank();
+        const uint32_t row0 = c.m_block * kBlockM;
+#pragma unroll 1
+        for (uint32_t u = rank * kNumMathThreads + t; u < kPieces; u += kClusterSize * kNumMathThreads) {
+            float x = 0.f, y = 0.f, z = 0.f, w = 0.f;
+#pragma unroll
+            for (int s = 0; s < kClusterSize; ++s) {
+                float vx, vy, vz, vw;
+                ptx::ld_shared_cluster_v4(ptx::map_shared_rank(part + u * 16, s), vx, vy, vz, vw);
+                x += vx;
+                y += vy;
+                z += vz;
+                w += vw;
+            }
+            const uint32_t j = u / kNumMathThreads, ut = u % kNumMathThreads, ul = ut % 32;
+            const uint32_t r0 = row0 + 16 * (ut / 32) + ul / 4, col = 8 * j + 2 * (ul % 4);
+            if (r0 < p.m) ptx::st_global_v2(p.d + static_cast<uint64_t>(r0) * p.ld_d + col, x, y);
+            if (r0 + 8 < p.m) ptx::st_global_v2(p.d + static_cast<uint64_t>(r0 + 8) * p.ld_d + col, z, w);
+        }
+        // The rows' sums of squares: 16 threads of the last rank, four rows each.
+        if (rank == kClusterSize - 1 && t < kBlockM / 4) {
+            float v[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+            for (int s = 0; s < kClusterSize; ++s) {
+                float vx, vy, vz, vw;
+                ptx::ld_shared_cluster_v4(ptx::map_shared_rank(part + (kBlockM * kN + 4 * t) * 4, s), vx, vy, vz, vw);
+                v[0] += vx;
+                v[1] += vy;
+                v[2] += vz;
+                v[3] += vw;
+            }
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                if (row0 + 4 * t + i < p.m) p.sqr_sum[row0 + 4 * t + i] = v[i];
+        }
+        // No CTA leaves (its shared memory) while a peer may still read its partial.
+        ptx::cluster_arrive();
+        ptx::cluster_wait();
+    }
+
     // D rows (16w + g, + 8), columns 8j + 2q, + 1 of `split`'s slice; lane q == 0 writes the rows' sums of squares.
     TESSERA_DEVICE static void store(const Params& p, const Chunk& c, uint32_t split, uint32_t warp, uint32_t lane,
                                      const float (&acc)[kAccRegs], const float (&sq)[2]) {
@@ -318,7 +394,9 @@ struct HcPrenormGemmKernel {
                                        uint32_t lane) {
         float acc[kAccRegs], sq[2];
         mainloop(smem, c, warp, lane, acc, sq);
-        if constexpr (kReduce) {
+        if constexpr (kClusterReduce) {
+            reduce_cluster(p, smem, c, warp, lane, acc, sq);
+        } else if constexpr (kReduce) {
             if (reduce_splits(p, smem, c, warp, lane, acc, sq)) store(p, c, 0u, warp, lane, acc, sq);
         } else {
             store(p, c, c.split, warp, lane, acc, sq);
@@ -342,6 +420,13 @@ struct HcPrenormGemmKernel {
 
         if (warp == kProducerWarp) {
             if (ptx::elect_one()) produce(p, smem, c);
+            if constexpr (kClusterReduce) {  // the producer warp takes part in the consumers' two cluster barriers
+                __syncwarp();
+                ptx::cluster_arrive();
+                ptx::cluster_wait();
+                ptx::cluster_arrive();
+                ptx::cluster_wait();
+            }
         } else {
             consume(p, smem, c, warp, lane);
         }
