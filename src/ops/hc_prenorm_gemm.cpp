@@ -92,7 +92,12 @@ const Plan& plan_for(const PlanKey& key, const char* op) {
             if (cluster == 1) break;
             // A cluster plan counts on every m-block's cluster running at once: where the device keeps fewer
             // resident (clusters of 16 need 16 free SMs of one GPC), plan again with narrower clusters.
-            const int resident = plan.kernel->max_active_clusters(launch_config(plan.config, nullptr, key.device));
+            int resident = 0;
+            try {
+                resident = plan.kernel->max_active_clusters(launch_config(plan.config, nullptr, key.device));
+            } catch (const Error&) {
+                resident = 0;  // a driver that refuses this cluster width: narrower ones
+            }
             if (resident >= plan.config.num_m_blocks) break;
             p.max_cluster = cluster / 2;
         }
