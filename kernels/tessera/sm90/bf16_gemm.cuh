@@ -255,20 +255,11 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
         }
     }
 
-    // With C (kReduceAdd), the epilogue's TMA reduce-add reads the tile's D region back: unprefetched, that read waits
-    // on HBM at the end of every tile (on the wgrad rows our time was cuBLAS's plus D's bytes at copy bandwidth). The
-    // producer brings the region into L2 kDPrefetchAhead k-blocks before the tile ends, in the boxes of D's map.
+    // With C (kReduceAdd), D's region is prefetched into L2 (GemmEpilogue::prefetch_d_tile) kDPrefetchAhead
+    // k-blocks before the tile ends: unprefetched, on the wgrad rows our time was cuBLAS's plus D's bytes at about
+    // 3.5 TB/s. (The producer runs at most kNumStages k-blocks ahead of the consumers.)
     static constexpr bool kPrefetchD = Policy::kReduceAdd && !kSplit && !Policy::kBatchSum;
     static constexpr uint32_t kDPrefetchAhead = 16;
-    TESSERA_DEVICE static void prefetch_d_tile(const Params& p, const prims::GemmTile& tile) {
-#pragma unroll 1
-        for (int r = 0; r < kBlockM; r += 64)
-#pragma unroll 1
-            for (int a = 0; a < OutTile::kNumAtoms; ++a)
-                ptx::tma_prefetch_l2_2d(p.tensor_map_d,
-                                        static_cast<int32_t>(tile.coord.n_block * kBlockN + a * OutTile::kAtomCols),
-                                        static_cast<int32_t>(tile.d_row + r));
-    }
 
     // One thread. Walks the same tile sequence as the consumers and fills the ring.
     TESSERA_DEVICE static void produce(const Params& p, SharedStorage& smem) {
@@ -295,7 +286,7 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
                 const int32_t k0 = static_cast<int32_t>(kb * kBlockK);
                 if constexpr (kPrefetchD)
                     if (kb + kDPrefetchAhead == tile.num_k_blocks || (kb == 0 && tile.num_k_blocks < kDPrefetchAhead))
-                        prefetch_d_tile(p, tile);
+                        Epilogue::prefetch_d_tile(p, tile);
                 prims::produce_stage(ring, smem.full_barriers, smem.empty_barriers, tile.loads, kTxBytes,
                                      [&](uint32_t s, uint32_t full) {
                                          load_operand<kBlockM, kTransA>(smem.a[s], p.tensor_map_a, full,

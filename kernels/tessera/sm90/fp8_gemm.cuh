@@ -189,17 +189,6 @@ struct Fp8GemmKernel : Fp8GemmPolicy<Config>, prims::GemmShape<Config> {
     // k-blocks before a tile's last at which the producer prefetches its D into L2 (1D1D); the producer runs up to
     // kNumStages k-blocks ahead of the consumers, so the lines arrive ~(lead + stages) k-blocks before the epilogue.
     static constexpr uint32_t kDPrefetchLead = 4;
-    TESSERA_DEVICE static void prefetch_d_tile(const Params& p, const prims::GemmTile& tile) {
-        const int32_t n0 = static_cast<int32_t>(tile.coord.n_block * kBlockN);
-#pragma unroll
-        for (int w = 0; w < kNumWaves; ++w)
-#pragma unroll
-            for (int g = 0; g < kNumMathWarpgroups; ++g)
-#pragma unroll
-                for (int atom = 0; atom < OutTile::kNumAtoms; ++atom)
-                    ptx::tma_prefetch_l2_2d(p.tensor_map_d, n0 + atom * OutTile::kAtomCols,
-                                            static_cast<int32_t>(tile.d_row + w * kWaveRows + g * 64));
-    }
 
     // One thread. Walks the same tile sequence as the consumers and fills the ring.
     TESSERA_DEVICE static void produce(const Params& p, SharedStorage& smem) {
@@ -259,7 +248,7 @@ struct Fp8GemmKernel : Fp8GemmPolicy<Config>, prims::GemmShape<Config> {
                 if constexpr (kIs1D1D && !kSplit)
                     if (kb + kDPrefetchLead == tile.num_k_blocks ||
                         (kb == 0 && tile.num_k_blocks < kDPrefetchLead))
-                        prefetch_d_tile(p, tile);
+                        Epilogue::prefetch_d_tile(p, tile);
             }
         }
         if constexpr (kClusterSize > 1) prims::drain_ring(ring, smem.empty_barriers);

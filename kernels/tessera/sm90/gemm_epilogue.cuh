@@ -55,6 +55,21 @@ struct GemmEpilogue {
         }
     }
 
+    // kReduceAdd, by the producer some k-blocks before a tile ends: the tile's D region (the C the TMA reduce-add
+    // reads back) into L2, in the boxes of D's map. Unprefetched, the reduce-add waits on HBM for C at the end of
+    // every tile, its read-modify-writes queued in the TMA unit in front of the next tile's loads.
+    TESSERA_DEVICE static void prefetch_d_tile(const Params& p, const prims::GemmTile& tile) {
+        const int32_t n0 = static_cast<int32_t>(tile.coord.n_block * kBlockN);
+#pragma unroll
+        for (int w = 0; w < kNumWaves; ++w)
+#pragma unroll
+            for (int g = 0; g < kNumMathThreads / 128; ++g)
+#pragma unroll
+                for (int atom = 0; atom < OutTile::kNumAtoms; ++atom)
+                    ptx::tma_prefetch_l2_2d(p.tensor_map_d, n0 + atom * OutTile::kAtomCols,
+                                            static_cast<int32_t>(tile.d_row + w * kWaveRows + g * 64));
+    }
+
     // This thread's two fragment rows of wave w within the tile (the wgmma m64 accumulator layout).
     TESSERA_DEVICE static uint32_t fragment_row(int w, int half, uint32_t wg, uint32_t warp, uint32_t lane) {
         return w * kWaveRows + wg * 64 + warp * 16 + lane / 4 + 8 * half;
