@@ -27,6 +27,12 @@ double tile_cost_per_k_block(int block_m, int block_n) {
     return std::max(math, load) + 1024.0;
 }
 
+// A's rows per stage for a tile of block_m rows: 8 for a dense problem of at most 8 rows with K-major A on 64-row
+// tiles (one swizzle group, which the kernel's descriptor reads as all 64 rows), else the tile's (0).
+int narrow_a_rows(const Bf16GemmProblem& p, int block_m) {
+    return p.dense && p.num_groups == 1 && p.m <= 8 && !p.mn_major_a && block_m == 64 ? 8 : 0;
+}
+
 int split_capacity(const Bf16GemmProblem& p, int split) {
     const int given = p.split_capacity[split == 2 ? 0 : split == 4 ? 1 : 2];
     if (given < 0) return 0;
@@ -46,9 +52,10 @@ void choose_split_k(const Bf16GemmProblem& p, double unsplit_cost, double floor,
             if (block_m == 128 && p.m <= 64) continue;  // a 128-row tile would compute empty rows
             for (int block_n = n_step; block_n <= 256; block_n += n_step) {
                 if (p.mn_major_b && block_n % 64 != 0) continue;
+                const int a_rows = narrow_a_rows(p, block_m);
                 int stages = 0;
                 for (int s = kBf16MaxStages; s >= 3 && stages == 0; --s)
-                    if (bf16_gemm_smem_bytes(block_m, block_n, s, false, true) <= p.max_smem_bytes) stages = s;
+                    if (bf16_gemm_smem_bytes(block_m, block_n, s, false, true, a_rows) <= p.max_smem_bytes) stages = s;
                 if (stages == 0) continue;
                 const std::int64_t ctas = ceil_div(p.m, block_m) * ceil_div(p.n, block_n) * split;
                 if (ctas > split_capacity(p, split)) continue;
@@ -57,8 +64,8 @@ void choose_split_k(const Bf16GemmProblem& p, double unsplit_cost, double floor,
                                     (stages < 4 ? 1.03 : 1.0);
                 if (cost >= best_cost) continue;
                 best_cost = cost;
-                std::tie(best.block_m, best.block_n, best.num_stages, best.split_k) =
-                    std::tuple{block_m, block_n, stages, split};
+                std::tie(best.block_m, best.block_n, best.num_stages, best.split_k, best.a_rows) =
+                    std::tuple{block_m, block_n, stages, split, a_rows};
                 best.num_sms = static_cast<int>(ctas);
             }
         }
@@ -67,16 +74,17 @@ void choose_split_k(const Bf16GemmProblem& p, double unsplit_cost, double floor,
 
 }  // namespace
 
-int bf16_gemm_smem_bytes(int block_m, int block_n, int stages, bool out_f32, bool split_k) {
+int bf16_gemm_smem_bytes(int block_m, int block_n, int stages, bool out_f32, bool split_k, int a_rows) {
     const int d_tile = block_m * block_n * (out_f32 || split_k ? 4 : 2);
-    return 1024 + (d_tile + 1023) / 1024 * 1024 + stages * (block_m + block_n) * kBf16BlockK * 2;
+    return 1024 + (d_tile + 1023) / 1024 * 1024 + stages * ((a_rows > 0 ? a_rows : block_m) + block_n) * kBf16BlockK * 2;
 }
 
 std::string Bf16GemmConfig::describe() const {
     return "block " + std::to_string(block_m) + "x" + std::to_string(block_n) + "x" + std::to_string(kBf16BlockK) +
            ", " + std::to_string(num_stages) + " stages, " + std::to_string(num_sms) + " CTAs, group " +
            std::to_string(group_size) + ", smem " + std::to_string(smem_bytes) +
-           (split_k > 1 ? ", split-K " + std::to_string(split_k) : "");
+           (split_k > 1 ? ", split-K " + std::to_string(split_k) : "") +
+           (a_rows > 0 ? ", A " + std::to_string(a_rows) + " rows per stage" : "");
 }
 
 Bf16GemmConfig choose_bf16_gemm_config(const Bf16GemmProblem& p) {
@@ -100,9 +108,10 @@ Bf16GemmConfig choose_bf16_gemm_config(const Bf16GemmProblem& p) {
         if (p.dense && p.num_groups == 1 && block_m == 128 && p.m <= 64) continue;
         for (int block_n = n_step; block_n <= 256; block_n += n_step) {
             if (p.mn_major_b && block_n % 64 != 0) continue;  // MN-major B arrives in 64-column boxes
+            const int a_rows = narrow_a_rows(p, block_m);
             int stages = 0;
             for (int s = kBf16MaxStages; s >= 3 && stages == 0; --s)
-                if (bf16_gemm_smem_bytes(block_m, block_n, s, p.out_f32) <= p.max_smem_bytes) stages = s;
+                if (bf16_gemm_smem_bytes(block_m, block_n, s, p.out_f32, false, a_rows) <= p.max_smem_bytes) stages = s;
             if (stages == 0) continue;
             const std::int64_t tiles = ceil_div(p.m, block_m) * ceil_div(p.n, block_n) * p.num_groups;
             const double waves = static_cast<double>(ceil_div(tiles, p.num_sms));
@@ -114,6 +123,7 @@ Bf16GemmConfig choose_bf16_gemm_config(const Bf16GemmProblem& p) {
                 best.block_m = block_m;
                 best.block_n = block_n;
                 best.num_stages = stages;
+                best.a_rows = a_rows;
             }
         }
     }
@@ -122,7 +132,8 @@ Bf16GemmConfig choose_bf16_gemm_config(const Bf16GemmProblem& p) {
                   p.block_n_multiple > 1 ? std::to_string(p.block_n_multiple) + ") by set_block_size_multiple_of" : "");
     best.num_sms = p.num_sms;
     if (p.dense && p.num_groups == 1) choose_split_k(p, best_cost, floor, best);
-    best.smem_bytes = bf16_gemm_smem_bytes(best.block_m, best.block_n, best.num_stages, p.out_f32, best.split_k > 1);
+    best.smem_bytes =
+        bf16_gemm_smem_bytes(best.block_m, best.block_n, best.num_stages, p.out_f32, best.split_k > 1, best.a_rows);
     // Raster groups of 8 or 16 m-blocks (as the FP8 plans): a wave then touches few blocks of A and of B.
     best.group_size = ceil_div(p.m, best.block_m) >= 16 ? 16 : 8;
     fp8_gemm_store_layout(p.out_f32 ? Fp8GemmMode::k1D1D : Fp8GemmMode::k1D2D, best.block_n, &best.swizzle_d_bytes,

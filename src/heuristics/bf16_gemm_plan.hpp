@@ -34,6 +34,8 @@ struct Bf16GemmConfig {
     int store_box_n = 0;
     int k_blocks_per_split = 0;  // batch-sum: the flattened (batch, k-block) steps of one tile
     int split_k = 1;             // dense: CTAs of a cluster sharing one tile along K (the grid is tiles * split_k)
+    int a_rows = 0;              // > 0: A's rows per stage when fewer than block_m (8: a dense problem of <= 8 rows)
+    int a_box_rows() const { return a_rows > 0 ? a_rows : block_m; }
     int num_threads() const { return 128 * (block_m / 64 + 1); }
     std::string describe() const;
 };
@@ -41,8 +43,9 @@ struct Bf16GemmConfig {
 constexpr int kBf16BlockK = 64;  // K elements per stage: one 128-byte swizzle row of BF16
 
 // Dynamic shared memory of the kernel (the kernel static_asserts the same formula): the barriers' 1 KB, the D tile
-// (4-byte elements for FP32 D and for a split-K plan's partial), the A and B stages.
-int bf16_gemm_smem_bytes(int block_m, int block_n, int stages, bool out_f32, bool split_k = false);
+// (4-byte elements for FP32 D and for a split-K plan's partial), the A stages (a_rows rows each, 0: block_m) and the
+// B stages.
+int bf16_gemm_smem_bytes(int block_m, int block_n, int stages, bool out_f32, bool split_k = false, int a_rows = 0);
 
 // Persistent tiles that fill the SMs best; a dense decode shape whose tiles leave SMs idle may instead
 // take a cluster of 2, 4 or 8 CTAs per tile, each over its share of K, all clusters resident at once.

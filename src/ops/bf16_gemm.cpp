@@ -46,7 +46,8 @@ void bf16_gemm_nt(const TensorRef& a, const TensorRef& b, const TensorRef& d, co
     const ops::Bf16Plan& plan = ops::bf16_plan(key, kOp);
     const heuristics::Bf16GemmConfig& cfg = plan.config;
     ops::Bf16GemmParams params{};
-    params.tensor_map_a = ops::bf16_operand_map(a.data, mn_a, m, k, mn_a ? a.stride(1) : a.stride(0), cfg.block_m);
+    params.tensor_map_a =
+        ops::bf16_operand_map(a.data, mn_a, m, k, mn_a ? a.stride(1) : a.stride(0), cfg.a_box_rows());
     params.tensor_map_b = ops::bf16_operand_map(b.data, mn_b, n, k, mn_b ? b.stride(1) : b.stride(0), cfg.block_n);
     params.tensor_map_d = ops::d_store_map(d, cfg.store_box_n, cfg.swizzle_d_bytes);
     ops::set_gemm_dims(params, m, n, k, d);

@@ -44,6 +44,7 @@ jit::KernelSpec make_bf16_gemm_spec(const heuristics::Bf16GemmConfig& c, const h
         .set("kOutF32", p.out_f32 ? 1 : 0)
         .set("kAccumulate", p.accumulate ? 1 : 0);
     if (c.split_k > 1) spec.set("kSplitK", c.split_k);  // (absent: 1, so unsplit kernels keep their keys)
+    if (c.a_rows > 0 && c.a_rows < c.block_m) spec.set("kLoadRowsA", c.a_rows);  // (likewise)
     return spec;
 }
 

@@ -63,7 +63,8 @@ TEST(Bf16GemmPlan, DecodeShapesSplitKOverWholeClusters) {
                 EXPECT_LE(c.split_k, ceil(k, kBf16BlockK));
                 if (mn_b) EXPECT_EQ(c.block_n % 64, 0);
                 if (m <= 64) EXPECT_EQ(c.block_m, 64);
-                EXPECT_EQ(c.smem_bytes, bf16_gemm_smem_bytes(c.block_m, c.block_n, c.num_stages, false, true));
+                EXPECT_EQ(c.smem_bytes, bf16_gemm_smem_bytes(c.block_m, c.block_n, c.num_stages, false, true, c.a_rows));
+                EXPECT_EQ(c.a_rows, m <= 8 && !mn_a ? 8 : 0);  // decode: 8-row A stages
                 EXPECT_NE(c.describe().find("split-K"), std::string::npos);
                 // The driver's capacity, where it is below the estimate, bounds the grid.
                 p.split_capacity[0] = p.split_capacity[1] = p.split_capacity[2] = 64;
@@ -77,7 +78,7 @@ TEST(Bf16GemmPlan, DecodeShapesSplitKOverWholeClusters) {
         p.dense = true;
         const Bf16GemmConfig c = choose_bf16_gemm_config(p);
         EXPECT_GT(c.split_k, 1);
-        EXPECT_EQ(c.smem_bytes, bf16_gemm_smem_bytes(c.block_m, c.block_n, c.num_stages, out_f32, true));
+        EXPECT_EQ(c.smem_bytes, bf16_gemm_smem_bytes(c.block_m, c.block_n, c.num_stages, out_f32, true, c.a_rows));
         p.dense = false;
         EXPECT_EQ(choose_bf16_gemm_config(p).split_k, 1);
     }
@@ -115,12 +116,41 @@ TEST(Bf16GemmPlan, StagesFillSharedMemoryUpToSixteen) {
             EXPECT_LE(c.num_stages, 16);
             EXPECT_LE(c.smem_bytes, p.max_smem_bytes);
             if (c.num_stages < 16)
-                EXPECT_GT(bf16_gemm_smem_bytes(c.block_m, c.block_n, c.num_stages + 1, false, c.split_k > 1),
+                EXPECT_GT(bf16_gemm_smem_bytes(c.block_m, c.block_n, c.num_stages + 1, false, c.split_k > 1,
+                                               c.a_rows),
                           p.max_smem_bytes);
         }
     Bf16GemmProblem decode{1, 7168, 2048};
     decode.dense = true;
     EXPECT_GT(choose_bf16_gemm_config(decode).num_stages, 8);  // 64x64: 13 stages
+}
+
+// Dense problems of at most 8 rows with K-major A load 8-row A stages (1 KB instead of 8), and the freed shared memory
+// holds more stages; 9 rows, an MN-major A, or the grouped kinds keep whole-tile A stages.
+TEST(Bf16GemmPlan, DecodeLoadsEightRowAStages) {
+    for (std::int64_t m : {1, 8, 9})
+        for (bool mn_a : {false, true}) {
+            Bf16GemmProblem p{m, 7168, 2048, mn_a, false};
+            p.dense = true;
+            const Bf16GemmConfig c = choose_bf16_gemm_config(p);
+            SCOPED_TRACE(c.describe());
+            const bool narrow = m <= 8 && !mn_a;
+            EXPECT_EQ(c.a_rows, narrow ? 8 : 0);
+            EXPECT_EQ(c.a_box_rows(), narrow ? 8 : c.block_m);
+            EXPECT_EQ(c.smem_bytes, bf16_gemm_smem_bytes(c.block_m, c.block_n, c.num_stages, false, c.split_k > 1,
+                                                         c.a_rows));
+            EXPECT_LE(c.smem_bytes, p.max_smem_bytes);
+            EXPECT_EQ(c.describe().find("A 8 rows") != std::string::npos, narrow);
+        }
+    Bf16GemmProblem wide{1, 4096, 7168};  // the split-4 plan of 64x128 tiles: 11 stages instead of 8
+    wide.dense = true;
+    Bf16GemmProblem full = wide;
+    full.mn_major_a = true;
+    EXPECT_GT(choose_bf16_gemm_config(wide).num_stages, choose_bf16_gemm_config(full).num_stages);
+    Bf16GemmProblem masked{1, 4096, 7168};
+    masked.num_groups = 4;  // grouped: never
+    EXPECT_EQ(choose_bf16_gemm_config(masked).a_rows, 0);
+    EXPECT_EQ(bf16_gemm_smem_bytes(64, 64, 16, false, false, 8), 1024 + 8192 + 16 * (8 + 64) * 128);
 }
 
 TEST(Bf16GemmPlan, SharedMemoryFormula) {

@@ -8,18 +8,19 @@
 
 namespace tessera::prims {
 
-// Descriptor of a [rows][128 B] K-major tile whose 8-row groups are 1024 B apart, written by TMA with SWIZZLE_128B.
-// The tile must start on a 1024-byte boundary (the swizzle XOR uses address bits [7,10); base_offset stays 0).
+// Descriptor of a [rows][128 B] K-major tile whose 8-row groups are group_bytes apart (1024: consecutive rows),
+// written by TMA with SWIZZLE_128B. The tile must start on a 1024-byte boundary (the swizzle XOR uses address bits
+// [7,10); base_offset stays 0). group_bytes = 0 makes every 8-row group of an m64 wgmma read the tile's first 8 rows:
+// an 8-row tile then fills all 64 accumulator rows with copies of its own.
 //   bits  0-13  start address >> 4
 //   bits 16-29  leading byte offset >> 4 (unused for swizzled K-major with one atom along K; 1 by convention)
-//   bits 32-45  stride byte offset >> 4 = 1024 B between 8-row groups
+//   bits 32-45  stride byte offset >> 4: group_bytes between 8-row groups
 //   bits 62-63  layout: 1 = 128-byte swizzle
-TESSERA_DEVICE uint64_t make_desc_kmajor_sw128(uint32_t smem_addr) {
+TESSERA_DEVICE uint64_t make_desc_kmajor_sw128(uint32_t smem_addr, uint32_t group_bytes = 1024) {
     constexpr uint64_t kLeadingByteOffset = 16 >> 4;
-    constexpr uint64_t kStrideByteOffset = 1024 >> 4;
     constexpr uint64_t kLayout128BSwizzle = 1;
     return static_cast<uint64_t>((smem_addr & 0x3ffffu) >> 4) | (kLeadingByteOffset << 16) |
-           (kStrideByteOffset << 32) | (kLayout128BSwizzle << 62);
+           (static_cast<uint64_t>(group_bytes >> 4) << 32) | (kLayout128BSwizzle << 62);
 }
 
 // Descriptor of an MN-major tile: chunks of 128 bytes along MN (64 BF16 elements), each chunk [K rows][128 B] with its
@@ -57,15 +58,17 @@ TESSERA_DEVICE uint64_t advance_desc(uint64_t desc, uint32_t bytes) { return des
 // shared-memory base every k-block (~20 uniform instructions between the promotion and the next issue), even when
 // written as stage 0's descriptor plus an offset.
 // kAChunkBytes / kBChunkBytes > 0: that operand is MN-major, its 128-byte MN chunks that many bytes apart.
-template <uint32_t kABytes, uint32_t kBBytes, int kNumStages, uint32_t kAChunkBytes = 0, uint32_t kBChunkBytes = 0>
+// kAGroupBytes: a K-major A's 8-row groups apart (0: an 8-row A tile read as all 64 rows, make_desc_kmajor_sw128).
+template <uint32_t kABytes, uint32_t kBBytes, int kNumStages, uint32_t kAChunkBytes = 0, uint32_t kBChunkBytes = 0,
+          uint32_t kAGroupBytes = 1024>
 struct StageDescs {
     uint64_t a, b;
-    TESSERA_DEVICE static uint64_t make(uint32_t addr, uint32_t chunk_bytes) {
-        return chunk_bytes > 0 ? make_desc_mnmajor_sw128(addr, chunk_bytes) : make_desc_kmajor_sw128(addr);
+    TESSERA_DEVICE static uint64_t make(uint32_t addr, uint32_t chunk_bytes, uint32_t group_bytes = 1024) {
+        return chunk_bytes > 0 ? make_desc_mnmajor_sw128(addr, chunk_bytes) : make_desc_kmajor_sw128(addr, group_bytes);
     }
     // a0, b0: shared addresses of stage 0's A and B tiles.
     TESSERA_DEVICE static StageDescs of(uint32_t a0, uint32_t b0, uint32_t stage) {
-        return {advance_desc(make(a0, kAChunkBytes), stage * kABytes),
+        return {advance_desc(make(a0, kAChunkBytes, kAGroupBytes), stage * kABytes),
                 advance_desc(make(b0, kBChunkBytes), stage * kBBytes)};
     }
     // To the next stage (`wrap`: the ring went back to stage 0). Only the start-address field, in the low word,

@@ -89,13 +89,22 @@ struct Bf16GemmPolicy {
     // Split-K: the tile's FP32 partial, [chunk][thread] float4 (reduce_split_k), in the D tile's place.
     static constexpr int kDTileBytes = kSplit ? kBlockM * kBlockN * 4 : OutTile::kBytes;
 
-    static constexpr uint32_t kABytes = kBlockM * kBlockK * 2;  // one stage of A
+    // A's rows per stage: the tile's, or 8 for a dense problem of at most 8 rows (decode; optional kLoadRowsA): its
+    // A box is then one 8-row swizzle group (1 KB instead of 8), read by the wgmma as all 64 rows through a
+    // descriptor whose 8-row groups alias (rows 8-63 of the accumulator copy rows 0-7 and are never stored), and the
+    // freed shared memory holds more stages of B.
+    static constexpr int kLoadRowsA = [] {
+        if constexpr (requires { Config::kLoadRowsA; }) return static_cast<int>(Config::kLoadRowsA);
+        else return kBlockM;
+    }();
+    static constexpr bool kNarrowA = kLoadRowsA < kBlockM;
+    static constexpr uint32_t kABytes = kLoadRowsA * kBlockK * 2;  // one stage of A
     static constexpr uint32_t kBBytes = kBlockN * kBlockK * 2;
     static constexpr uint32_t kTxBytes = kABytes + kBBytes;
     static constexpr uint32_t kChunkBytes = 64 * 128;  // MN-major: one [64 K rows][128 B] box per 64 MN elements
     // wgmma descriptors carried from stage to stage; MN-major operands step their 128-byte MN chunks kChunkBytes apart.
-    using Descs =
-        prims::StageDescs<kABytes, kBBytes, kNumStages, kTransA ? kChunkBytes : 0u, kTransB ? kChunkBytes : 0u>;
+    using Descs = prims::StageDescs<kABytes, kBBytes, kNumStages, kTransA ? kChunkBytes : 0u,
+                                    kTransB ? kChunkBytes : 0u, kNarrowA ? 0u : 1024u>;
     // A k16 step: 32 bytes along a K-major row, two 8-row groups (2 KB) of an MN-major chunk.
     static constexpr uint32_t kStepA = kTransA ? 2048 : 32;
     static constexpr uint32_t kStepB = kTransB ? 2048 : 32;
@@ -130,6 +139,8 @@ struct Bf16GemmPolicy {
     static_assert(!kSplit || (kKind == prims::kDense && kSplitK <= 8),
                   "split-K BF16: dense, 2 to 8 CTAs per cluster (the portable cluster limit)");
     static_assert(Config::kNumSMs % kSplitK == 0, "split-K: the grid is whole clusters");
+    static_assert(!kNarrowA || (kLoadRowsA == 8 && kBlockM == 64 && kKind == prims::kDense && !kTransA),
+                  "an 8-row A stage: dense, K-major A, one 64-row warpgroup");
 };
 
 template <class Config>
