@@ -36,10 +36,15 @@ constexpr int kMqaBlockKv = 128;      // KV rows per tile
 constexpr int kMqaMaxStages = 12;     // enough tiles in flight to cover an L2/HBM round trip at D = 32
 constexpr int kMqaCleanThreads = 256;
 
-// Dynamic shared memory of the kernel (it static_asserts the same formula): two Q stages (256 (query, head) rows of
-// head_dim bytes, 256 FP32 weights, 128 bytes of unit metadata), num_stages KV stages (128 rows + 128 FP32 scales),
-// the barriers; rounded up to 1 KB.
-int mqa_logits_smem_bytes(int head_dim, int num_stages);
+// B rows of a q-group's query pieces after its 128 (query, head) rows: 4 per query at head dims 32 and 64 (the linear
+// half of the head reduction on the tensor cores, kernels/tessera/sm90/mqa_query_pieces.cuh), none at 128.
+int mqa_logits_piece_rows(int num_heads, int head_dim);
+
+// Dynamic shared memory of the kernel (it static_asserts the same formula): two Q stages (two q-groups of 128 head
+// rows and the piece rows of head_dim bytes, each padded to 1 KB; 256 FP32 weights, 128 bytes of unit metadata, 8
+// piece scales, 8 rows of 36 lane-ordered weights), num_stages KV stages (128 rows + 128 FP32 scales), the barriers;
+// rounded up to 1 KB.
+int mqa_logits_smem_bytes(int num_heads, int head_dim, int num_stages);
 
 // Throws InvalidArgument for heads / head dims the kernel does not have.
 MqaLogitsConfig choose_mqa_logits_config(const MqaLogitsProblem& p);

@@ -28,20 +28,36 @@ heuristics::MqaLogitsConfig plan(std::int64_t s, std::int64_t s_kv, int h, int d
 }  // namespace
 
 TEST(MqaLogitsPlan, StagesFillSharedMemoryUpToTheCap) {
-    for (int d : {32, 64, 128}) {
-        const heuristics::MqaLogitsConfig c = plan(2048, 8192, 64, d);
-        SCOPED_TRACE(c.describe());
-        EXPECT_LE(c.smem_bytes, ops::kSm90MaxSmemBytes);
-        EXPECT_EQ(c.smem_bytes, heuristics::mqa_logits_smem_bytes(d, c.num_stages));
-        EXPECT_TRUE(c.num_stages == heuristics::kMqaMaxStages ||
-                    heuristics::mqa_logits_smem_bytes(d, c.num_stages + 1) > ops::kSm90MaxSmemBytes);
-        EXPECT_GE(c.num_stages, 4);
+    for (int h : {32, 64}) {
+        for (int d : {32, 64, 128}) {
+            const heuristics::MqaLogitsConfig c = plan(2048, 8192, h, d);
+            SCOPED_TRACE(c.describe());
+            EXPECT_LE(c.smem_bytes, ops::kSm90MaxSmemBytes);
+            EXPECT_EQ(c.smem_bytes, heuristics::mqa_logits_smem_bytes(h, d, c.num_stages));
+            EXPECT_TRUE(c.num_stages == heuristics::kMqaMaxStages ||
+                        heuristics::mqa_logits_smem_bytes(h, d, c.num_stages + 1) > ops::kSm90MaxSmemBytes);
+            EXPECT_GE(c.num_stages, 4);
+        }
     }
     // D = 128: two 32 KB Q stages and 16.5 KB per KV stage leave room for 9.
     EXPECT_EQ(plan(2048, 8192, 32, 128).num_stages, 9);
-    // The formula the kernel static_asserts: Q, KV + scales, weights, metadata, barriers, rounded to 1 KB.
-    // 2 x 32768 + 9 x (16384 + 512) + 2048 + 256 + 8 x 22 = 220080 -> 220160.
-    EXPECT_EQ(heuristics::mqa_logits_smem_bytes(128, 9), 220160);
+    // The formula the kernel static_asserts: Q, KV + scales, weights, metadata, piece scales, lane-ordered weights,
+    // barriers, rounded to 1 KB. 2 x 32768 + 9 x (16384 + 512) + 2048 + 256 + 64 + 2304 + 8 x 24 = 222464 -> 223232.
+    EXPECT_EQ(heuristics::mqa_logits_smem_bytes(32, 128, 9), 223232);
+    // D = 32, H = 32: a q-group's 128 head rows and 16 piece rows of 32 bytes, padded to 5 KB.
+    // 2 x 2 x 5120 + 12 x (4096 + 512) + 2048 + 256 + 64 + 2304 + 8 x 30 = 80688 -> 80896.
+    EXPECT_EQ(heuristics::mqa_logits_smem_bytes(32, 32, 12), 80896);
+}
+
+TEST(MqaLogitsPlan, QueryPiecesOnlyWhereTheFfmasBoundATile) {
+    // Four FP8 pieces of each query's weighted sum (the linear half of the head reduction on the tensor cores) at
+    // head dims 32 and 64; at 128 the tensor cores bound a tile already.
+    EXPECT_EQ(heuristics::mqa_logits_piece_rows(32, 32), 16);
+    EXPECT_EQ(heuristics::mqa_logits_piece_rows(32, 64), 16);
+    EXPECT_EQ(heuristics::mqa_logits_piece_rows(64, 32), 8);
+    EXPECT_EQ(heuristics::mqa_logits_piece_rows(64, 64), 8);
+    EXPECT_EQ(heuristics::mqa_logits_piece_rows(32, 128), 0);
+    EXPECT_EQ(heuristics::mqa_logits_piece_rows(64, 128), 0);
 }
 
 TEST(MqaLogitsPlan, QueryBlocksAreUnitsAndFewBlocksAreSplitAlongKv) {

@@ -288,6 +288,38 @@ def test_negative_scales_and_padded_strides():
     check_raw(q_fp8, kv_padded[:, :d], kv_sf, w_padded, ks, ke)
 
 
+@pytest.mark.parametrize("h", [32, 64])
+@pytest.mark.parametrize("d", [32, 64, 128])
+def test_weighted_query_extremes(h, d):
+    # At D <= 64 each query's weighted sum u = sum_h w_h q_h enters the wgmma as FP8 pieces scaled by a power of two
+    # from max |u|: queries whose weights are all zero (u = 0: logits exactly 0), tiny (1e-30) and huge (1e25), a
+    # single head 1e6 times the others, a query whose u cancels to small values against large w_h q_h terms, and
+    # weights spanning 40 orders of magnitude.
+    s, s_kv = 11, 777
+    _, _, q_fp8, kv_fp8, kv_sf, weights = make_inputs(s, s_kv, h, d, seed=h + d)
+    weights[0] = 0
+    weights[1] *= 1e-30
+    weights[2] *= 1e25
+    weights[3, 5] *= 1e6
+    weights[4, : h // 2] = 1.0
+    weights[4, h // 2:] = -1.0
+    q_fp8[4, h // 2:] = q_fp8[4, : h // 2]  # u = 0 exactly: every score's positive and negative halves cancel
+    weights[5] = torch.logspace(-20, 20, h, device="cuda") * torch.where(torch.arange(h, device="cuda") % 2 == 0,
+                                                                           1.0, -1.0)
+    ks = torch.zeros(s, dtype=torch.int32, device="cuda")
+    ke = torch.full((s,), s_kv, dtype=torch.int32, device="cuda")
+    ref = reference(q_fp8, kv_fp8, kv_sf, weights, ks, ke, dtype=torch.float64)
+    _, view = run_raw(q_fp8, kv_fp8, kv_sf, weights, ks, ke, clean=False)
+    assert torch.equal(view[0], torch.zeros_like(view[0])), "zero weights give exactly zero"
+    for i in [1, 2, 3] + list(range(5, s)):  # each query row on its own scale; row 4's reference is 0
+        diff = calc_diff(view[i].double(), ref[i])
+        assert diff < 5e-6, f"query {i}: calc_diff {diff}"
+    # The cancelling query: |logit - ref| within the FP32 rounding of the |s| sum it is half of.
+    scale = (weights[4].abs().double()[None, :, None] *
+             torch.einsum("hd,nd->hn", q_fp8[4].double(), kv_fp8.double()).abs() * kv_sf.double().abs()).sum(1)
+    assert ((view[4].double() - ref[4]).abs() <= 1e-5 * scale + 1e-30).all()
+
+
 def test_kv_splits_of_few_queries_match():
     # 4 queries (one block) over 70000 KV rows: the plan splits the block's KV rows across the SMs.
     _, _, q_fp8, kv_fp8, kv_sf, weights = make_inputs(4, 70000, 64, 32, seed=5)

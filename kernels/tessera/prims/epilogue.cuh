@@ -9,19 +9,11 @@
 #pragma once
 
 #include <tessera/common.cuh>
+#include <tessera/prims/smem_desc.cuh>
 #include <tessera/prims/store_layout.cuh>
 #include <tessera/ptx/memory.cuh>
 
 namespace tessera::prims {
-
-template <int kSwizzleBytes>
-TESSERA_DEVICE uint32_t swizzle_offset(uint32_t offset) {
-    if constexpr (kSwizzleBytes == 0) {
-        return offset;
-    } else {
-        return offset ^ (((offset >> 7) & static_cast<uint32_t>(kSwizzleBytes / 16 - 1)) << 4);
-    }
-}
 
 template <int kBlockN, int kTileRows, int kElemBytes>
 struct SwizzledOutputTile {

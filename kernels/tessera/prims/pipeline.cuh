@@ -56,11 +56,12 @@ TESSERA_DEVICE void sync_after_init() {
 // of the next warp initializes the barriers (init(), then the init fence), the CTA synchronizes, setmaxnreg moves
 // registers from the producer warpgroup to the math warpgroups (the kernel asserts the split fits its launch pool),
 // and the producer warp runs produce(lane) while every math warp runs consume(warpgroup, warp in group, lane); then
-// every warp of the producer warpgroup runs producer_group_done() (a split-K kernel's cluster barriers).
+// every warp of the producer warpgroup runs producer_group(warp in the group, lane): the other three warps' own role
+// (they start on it at once), or a split-K kernel's cluster barriers.
 template <int kNumMathThreads, int kProducerRegs, int kConsumerRegs, class Prefetch, class Init, class Produce,
-          class Consume, class ProducerGroupDone>
+          class Consume, class ProducerGroup>
 TESSERA_DEVICE void run_warp_roles(Prefetch&& prefetch, Init&& init, Produce&& produce, Consume&& consume,
-                                   ProducerGroupDone&& producer_group_done) {
+                                   ProducerGroup&& producer_group) {
     const uint32_t warp = ptx::warp_id_uniform();
     const uint32_t lane = ptx::lane_id();
     constexpr uint32_t kProducerWarp = kNumMathThreads / 32;
@@ -73,7 +74,7 @@ TESSERA_DEVICE void run_warp_roles(Prefetch&& prefetch, Init&& init, Produce&& p
     if (warp >= kProducerWarp) {
         ptx::setmaxnreg_dec<kProducerRegs>();
         if (warp == kProducerWarp) produce(lane);
-        producer_group_done();
+        producer_group(warp - kProducerWarp, lane);
     } else {
         ptx::setmaxnreg_inc<kConsumerRegs>();
         consume(warp / 4, warp % 4, lane);
@@ -82,7 +83,8 @@ TESSERA_DEVICE void run_warp_roles(Prefetch&& prefetch, Init&& init, Produce&& p
 template <int kNumMathThreads, int kProducerRegs, int kConsumerRegs, class Prefetch, class Init, class Produce,
           class Consume>
 TESSERA_DEVICE void run_warp_roles(Prefetch&& prefetch, Init&& init, Produce&& produce, Consume&& consume) {
-    run_warp_roles<kNumMathThreads, kProducerRegs, kConsumerRegs>(prefetch, init, produce, consume, [] {});
+    run_warp_roles<kNumMathThreads, kProducerRegs, kConsumerRegs>(prefetch, init, produce, consume,
+                                                                   [](uint32_t, uint32_t) {});
 }
 
 // Producer, one k-block: waits until the consumers released the stage, then either issues its loads

@@ -8,6 +8,18 @@
 
 namespace tessera::prims {
 
+// Byte offset in a tile TMA wrote with SWIZZLE_<kSwizzleBytes>B (0: none), from its unswizzled offset: the 16-byte
+// chunk bits [4, 4 + log2(kSwizzleBytes / 16)) are XORed with bits [7, ...). The tile starts on a boundary of
+// 8 * kSwizzleBytes bytes (the pattern's period), so offsets from its start follow the absolute addresses' pattern.
+template <int kSwizzleBytes>
+TESSERA_DEVICE uint32_t swizzle_offset(uint32_t offset) {
+    if constexpr (kSwizzleBytes == 0) {
+        return offset;
+    } else {
+        return offset ^ (((offset >> 7) & static_cast<uint32_t>(kSwizzleBytes / 16 - 1)) << 4);
+    }
+}
+
 // Descriptor of a [rows][128 B] K-major tile whose 8-row groups are group_bytes apart (1024: consecutive rows),
 // written by TMA with SWIZZLE_128B. The tile must start on a 1024-byte boundary (the swizzle XOR uses address bits
 // [7,10); base_offset stays 0). group_bytes = 0 makes every 8-row group of an m64 wgmma read the tile's first 8 rows:

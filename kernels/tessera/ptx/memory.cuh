@@ -1,5 +1,5 @@
 // Shared/global memory wrappers used by the epilogues and the scale loads: shared-space addresses, stmatrix,
-// vector shared stores, non-coherent global loads and the FP32 -> BF16x2 conversion.
+// vector shared stores, non-coherent global loads and the FP32 <-> BF16x2 / E4M3x4 conversions.
 #pragma once
 
 #include <tessera/common.cuh>
@@ -14,6 +14,32 @@ TESSERA_DEVICE uint32_t pack_bf16x2(float lo, float hi) {
     uint32_t packed;
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(hi), "f"(lo));
     return packed;
+}
+
+// wraps cvt.rn.satfinite.e4m3x2.f32 (twice): x[i] rounded to E4M3 in byte i (bytes 0-1 from one conversion, whose
+// first operand fills the upper byte).
+TESSERA_DEVICE uint32_t pack_e4m3x4(float x0, float x1, float x2, float x3) {
+    uint32_t packed;
+    asm("{\n .reg .b16 lo, hi;\n"
+        " cvt.rn.satfinite.e4m3x2.f32 lo, %2, %1;\n"
+        " cvt.rn.satfinite.e4m3x2.f32 hi, %4, %3;\n"
+        " mov.b32 %0, {lo, hi};\n}"
+        : "=r"(packed)
+        : "f"(x0), "f"(x1), "f"(x2), "f"(x3));
+    return packed;
+}
+
+// wraps cvt.rn.f16x2.e4m3x2 and cvt.f32.f16: the four E4M3 bytes of `bytes` (byte i -> x[i]) as FP32, exactly.
+TESSERA_DEVICE void unpack_e4m3x4(uint32_t bytes, float (&x)[4]) {
+    asm("{\n .reg .b16 lo, hi, h0, h1, h2, h3;\n .reg .b32 lo2, hi2;\n"
+        " mov.b32 {lo, hi}, %4;\n"
+        " cvt.rn.f16x2.e4m3x2 lo2, lo;\n"
+        " cvt.rn.f16x2.e4m3x2 hi2, hi;\n"
+        " mov.b32 {h0, h1}, lo2;\n"
+        " mov.b32 {h2, h3}, hi2;\n"
+        " cvt.f32.f16 %0, h0;\n cvt.f32.f16 %1, h1;\n cvt.f32.f16 %2, h2;\n cvt.f32.f16 %3, h3;\n}"
+        : "=f"(x[0]), "=f"(x[1]), "=f"(x[2]), "=f"(x[3])
+        : "r"(bytes));
 }
 
 // wraps stmatrix.sync.aligned.x2.m8n8.shared.b16: lanes 0-15 give the row addresses of two 8x8 b16 matrices.

@@ -394,7 +394,7 @@ struct Bf16GemmKernel : Bf16GemmPolicy<Config>, prims::GemmShape<Config> {
                 if (ptx::elect_one()) produce(p, smem);
             },
             [&](uint32_t wg, uint32_t warp, uint32_t lane) { consume(p, smem, wg, warp, lane); },
-            [&] {
+            [&](uint32_t, uint32_t) {
                 if constexpr (kSplit) {
                     // barrier.cluster counts every thread of the cluster: the producer warpgroup joins the
                     // reduction's two barriers (the consumers' are in reduce_split_k) when its cluster has a tile.

@@ -1,6 +1,6 @@
 // The weighted-ReLU head reduction of the lightning-indexer kernels over an m64nN FP32 accumulator
-// (weighted_relu_sums, relu_pair, finish_logit): sm90/mqa_logits.cuh, and any kernel scoring FP8 KV rows against FP8
-// query heads with wgmma.
+// (weighted_relu_sums, weighted_abs_sums, relu_pair, finish_logit): sm90/mqa_logits.cuh, and any kernel scoring
+// FP8 KV rows against FP8 query heads with wgmma.
 //
 // The head reduction. With s the FP32 score of one (KV row, head), w the head's weight and k the KV row's scale,
 // the logit term is w * ReLU(k * s). ReLU is positively homogeneous and 2 ReLU(x) = x + |x|, so
@@ -35,6 +35,29 @@ TESSERA_DEVICE void weighted_relu_sums(const float (&acc)[kChunks * 4], const fl
             abs1 = __fmaf_rn(fabsf(s1), we, abs1);
         }
     }
+}
+
+// The |s| sum alone, where the linear sum comes from the tensor cores (mqa_query_pieces.cuh): acc as above (the
+// first kChunks chunks), abs_r = sum w * |s| over the thread's columns. The weights come from shared memory, four per
+// 16-byte load (w[2 i + e] as above, 16-byte aligned), so they hold no registers across the wgmma. Four chains (two
+// per row, by column parity).
+template <int kChunks>
+TESSERA_DEVICE void weighted_abs_sums(const float* acc, const float* w, float& abs0, float& abs1) {
+    static_assert(kChunks % 2 == 0, "two chunks per 16-byte load of weights");
+    float a0[2] = {0.f, 0.f}, a1[2] = {0.f, 0.f};
+#pragma unroll
+    for (int m = 0; m < kChunks / 2; ++m) {
+        const float4 w4 = reinterpret_cast<const float4*>(w)[m];
+        const float wm[4] = {w4.x, w4.y, w4.z, w4.w};
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            const int i = 2 * m + k / 2, e = k % 2;
+            a0[e] = __fmaf_rn(fabsf(acc[4 * i + e]), wm[k], a0[e]);
+            a1[e] = __fmaf_rn(fabsf(acc[4 * i + 2 + e]), wm[k], a1[e]);
+        }
+    }
+    abs0 = a0[0] + a0[1];
+    abs1 = a1[0] + a1[1];
 }
 
 // lin + sign(scale) * abs: twice the weighted ReLU sum of the row before its scale (see the top of this file).

@@ -17,7 +17,11 @@
 // quad shuffles and each lane stores its own logits (rows r0, r1), no redundant stores.
 //
 // Per element, the reduction is two FFMAs (mqa_head_reduction.cuh: sum w s and sum w |s|); the KV scale multiplies once per
-// row after the reduction, exact for either sign of the scale.
+// row after the reduction, exact for either sign of the scale. At head dims 32 and 64, where these FFMAs and not the
+// tensor cores bound a tile, the linear sum sum w s runs on the tensor cores instead (mqa_query_pieces.cuh): each
+// q-group's B tile carries, after its 128 head rows, four FP8 piece rows per query of its weighted query sum, so the
+// wgmma is m64n144 (32 heads) or m64n136 (64 heads) and one FFMA per element is left. At head dim 128 the tensor
+// cores already bound a tile and the extra columns would cost more than the FFMAs they save.
 //
 // Scheduling: persistent CTAs take units from an atomic counter (zeroed by the host before the launch), the first
 // one statically (blockIdx.x), highest unit first: causal ranges grow with the query index, so the longest units go
@@ -25,8 +29,11 @@
 // are bitwise identical whichever CTA takes it.
 //
 // Warp roles: warpgroups 0-3 math, warpgroup 4 producer (its warp 0; the lanes read the unit's ks/ke together, lane
-// 0 issues every TMA). Rings: two Q stages (Q tile, weights, the unit's metadata written by the producer) and
-// kNumStages KV stages (128 x D bytes + 128 scales).
+// 0 issues every TMA; with query pieces its warps 1-3 build them once a unit's Q stage has landed, one query per warp
+// at a time). Rings: two Q stages (Q tile and piece rows, weights, the unit's metadata written by the producer, the
+// pieces' scales) and kNumStages KV stages (128 x D bytes + 128 scales). q_full publishes a Q stage's TMA and
+// metadata; pieces_full (the 96 builder threads' arrivals) its pieces, and the consumers wait for it even when a unit
+// has no tiles, so a stage goes back (q_empty) only once its builders are done with it.
 #pragma once
 
 #include <tessera/common.cuh>
@@ -38,6 +45,7 @@
 #include <tessera/ptx/wgmma.cuh>
 #include <tessera/ptx/wgmma_e4m3.cuh>
 #include <tessera/sm90/mqa_head_reduction.cuh>
+#include <tessera/sm90/mqa_query_pieces.cuh>
 
 namespace tessera::sm90 {
 
@@ -60,7 +68,18 @@ struct MqaLogitsKernel {
     static constexpr int kNumMathThreads = 128 * kNumKvGroups * kNumQGroups;
     static constexpr int kNumThreads = kNumMathThreads + 128;
     static constexpr int kNumMathWarps = kNumMathThreads / 32;
-    static constexpr int kAccRegs = kGroupCols / 2;     // m64n128 FP32 fragment per thread
+    static constexpr bool kLinearOnTensorCores = kHeadDim <= 64;
+    using Pieces = mqa::QueryPieces<kHeads, kHeadDim, kGroupQ, kGroupCols>;
+    static constexpr int kPieceRows = kLinearOnTensorCores ? Pieces::kRows : 0;
+    static constexpr int kGroupRows = kGroupCols + kPieceRows;  // B rows of a q-group: 128, 136 or 144
+    static constexpr int kHeadChunks = kGroupCols / 8;          // accumulator chunks of the head columns
+    static constexpr int kAccRegs = kGroupCols / 2;             // m64n128 FP32 fragment of the heads per thread
+    // The pieces' own m64n16 / m64n8 fragment: a second wgmma, since ptxas places a wgmma's accumulators below the
+    // launch's 96 registers and one m64n144 fragment (72) leaves too few there for the values live across it.
+    static constexpr int kPieceAccRegs = kLinearOnTensorCores ? kPieceRows / 2 : 4;
+    static constexpr int kNumBuilderThreads = 96;               // the producer warpgroup's warps 1-3
+    static constexpr int kLaneWeightRows = 8;                   // (query, lane class) pairs of a unit
+    static constexpr int kLaneWeightStride = 36;
     static constexpr int kWeightRegs = 32;              // weights of the thread's 32 columns (one per column pair)
     // Registers. setmaxnreg only moves registers within the CTA's pool, which holds what the launch allocated:
     // __launch_bounds__(640, 1) gives every thread 96 (ptxas: 65536 / 640, rounded down to the allocation unit of 8;
@@ -71,8 +90,11 @@ struct MqaLogitsKernel {
     static constexpr int kProducerRegs = 32;
     static constexpr int kConsumerRegs = 112;
 
-    static constexpr uint32_t kGroupQBytes = kGroupCols * kHeadDim;
-    static constexpr uint32_t kQBytes = kNumQGroups * kGroupQBytes;
+    static constexpr uint32_t kGroupQBytes = kGroupCols * kHeadDim;  // the TMA's part of a q-group's B tile
+    // A q-group's B tile: its head rows, its piece rows, padded so the next starts on a 1024-byte boundary (TMA and
+    // the wgmma descriptors both take swizzled tiles from there).
+    static constexpr uint32_t kGroupBytes = align_up(static_cast<uint32_t>(kGroupRows * kHeadDim), 1024u);
+    static constexpr uint32_t kQBytes = kNumQGroups * kGroupBytes;
     static constexpr uint32_t kWeightBytes = kBlockQ * kHeads * 4;
     static constexpr uint32_t kKvBytes = kBlockKv * kHeadDim;
     static constexpr uint32_t kScaleBytes = kBlockKv * 4;
@@ -124,13 +146,19 @@ struct MqaLogitsKernel {
         float weights[2][kBlockQ * kHeads];
         float scales[kNumStages][kBlockKv];
         UnitMeta meta[2];
-        uint64_t q_full[2], q_empty[2];
+        float piece_scale[2][kMaxBlockQ];  // per query: 1 / s of its pieces (mqa_query_pieces.cuh)
+        // With query pieces: each lane's 32 weights in the order its columns hold the heads (load_lane_weights),
+        // one row per (query, lane class); rows kLaneWeightStride floats apart, so the four rows a warp reads at
+        // once start in different banks.
+        alignas(16) float lane_weights[2][kLaneWeightRows][kLaneWeightStride];
+        uint64_t q_full[2], q_empty[2], pieces_full[2];
         uint64_t kv_full[kNumStages], kv_empty[kNumStages];
     };
     static constexpr int kSmemBytes = static_cast<int>(sizeof(SharedStorage));
     // The host planner's formula (heuristics::mqa_logits_smem_bytes) must match the struct exactly.
     static_assert(kSmemBytes == align_up(2 * kQBytes + kNumStages * (kKvBytes + kScaleBytes) + 2 * kWeightBytes +
-                                             2 * 128 + 8 * (4 + 2 * kNumStages),
+                                             2 * 128 + 2 * 4 * kMaxBlockQ + 2 * 4 * kLaneWeightRows * kLaneWeightStride +
+                                             8 * (6 + 2 * kNumStages),
                                          1024u),
                   "shared-memory plan drifted from the documented formula");
     static_assert(kSmemBytes <= 232448, "exceeds the 227 KB of dynamic shared memory per block on SM90");
@@ -228,9 +256,9 @@ struct MqaLogitsKernel {
                     const uint32_t q_dst = ptx::smem_addr(smem.q[q_stage]);
 #pragma unroll
                     for (int g = 0; g < kNumQGroups; ++g)
-                        ptx::tma_load_4d(q_dst + g * kGroupQBytes, p.tensor_map_q, q_full, 0, 0, q0 + g * kGroupQ, 0);
+                        ptx::tma_load_4d(q_dst + g * kGroupBytes, p.tensor_map_q, q_full, 0, 0, q0 + g * kGroupQ, 0);
                     ptx::tma_load_2d(ptx::smem_addr(smem.weights[q_stage]), p.tensor_map_weights, q_full, 0, q0);
-                    ptx::mbarrier_arrive_expect_tx(q_full, kQBytes + kWeightBytes);
+                    ptx::mbarrier_arrive_expect_tx(q_full, kNumQGroups * kGroupQBytes + kWeightBytes);
                 } else {
                     ptx::mbarrier_arrive(q_full);
                 }
@@ -253,7 +281,40 @@ struct MqaLogitsKernel {
     }
 
     // ---------------------------------------------------------------------------------------------------------------
+    // Piece builders (the producer warpgroup's warps 1-3, with query pieces).
+
+    TESSERA_DEVICE static void build_pieces(SharedStorage& smem, uint32_t builder_warp, uint32_t lane) {
+        uint32_t q_stage = 0, q_phase = 0;
+        while (true) {
+            ptx::mbarrier_wait(ptx::smem_addr(&smem.q_full[q_stage]), q_phase);
+            const UnitMeta& meta = smem.meta[q_stage];
+            if (__shfl_sync(0xffffffffu, meta.unit, 0) < 0) return;
+            if (__shfl_sync(0xffffffffu, meta.num_tiles, 0) > 0) {  // else no Q was loaded and no tile reads pieces
+#pragma unroll 1
+                for (uint32_t q = builder_warp; q < static_cast<uint32_t>(kBlockQ); q += kNumBuilderThreads / 32) {
+                    uint8_t* tile = smem.q[q_stage] + (q / kGroupQ) * kGroupBytes;
+                    const float* weights = smem.weights[q_stage] + q * kHeads;
+                    const float inv_s = Pieces::build(tile, weights, q % kGroupQ, lane);
+                    if (lane == 0) smem.piece_scale[q_stage][q] = inv_s;
+#pragma unroll
+                    for (int half = 0; half < kLanesPerQuery; ++half)
+                        smem.lane_weights[q_stage][q * kLanesPerQuery + half][lane] =
+                            weights[lane_head(static_cast<uint32_t>(half), lane)];
+                }
+                ptx::fence_proxy_async();  // the piece rows, written by this thread, before the wgmmas read them
+            }
+            ptx::mbarrier_arrive(ptx::smem_addr(&smem.pieces_full[q_stage]));
+            if (++q_stage == 2) q_stage = 0, q_phase ^= 1u;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
     // Consumers (four warpgroups).
+
+    // The head of a thread's weight k (k = 2j + e for its columns 8j + 2c + e) when (c / 2) % kLanesPerQuery = half.
+    TESSERA_DEVICE static constexpr uint32_t lane_head(uint32_t half, uint32_t k) {
+        return kLanesPerQuery == 1 ? k : 4 * (k >> 1) + 2 * half + (k & 1);
+    }
 
     // The thread's 32 weights: column pair j of its columns is head 2j (H = 32), or head 4 (j / 2) + 2 (c / 2) + j % 2
     // of the shared query (H = 64), as the Q permutation above lays them out.
@@ -267,26 +328,44 @@ struct MqaLogitsKernel {
         }
     }
 
-    // One warpgroup's m64n128 scores of a tile: A = its 64 KV rows, B = its q-group's 128 columns, k32 x D/32.
-    // a_lo / b_lo: the low words of the two descriptors (start addresses), desc_hi: their common high word. Issues the
+    // One warpgroup's m64n128 scores of a tile (A = its 64 KV rows, B = its q-group's 128 head columns, k32 x D/32)
+    // and, with query pieces, the m64n16 / m64n8 sums of its pieces (B = the piece rows after the head rows).
+    // a_lo / b_lo: the low words of the descriptors (start addresses), desc_hi: their common high word. Issues the
     // wgmmas; score_wait retires them.
-    TESSERA_DEVICE static void score_issue(float (&acc)[kAccRegs], uint32_t a_lo, uint32_t b_lo, uint32_t desc_hi) {
+    TESSERA_DEVICE static void score_issue(float (&acc)[kAccRegs], float (&piece_acc)[kPieceAccRegs], uint32_t a_lo,
+                                           uint32_t b_lo, uint32_t desc_hi) {
         ptx::wgmma_fence();
 #pragma unroll
         for (int i = 0; i < kAccRegs; ++i) ptx::fence_operand(acc[i]);
+        if constexpr (kLinearOnTensorCores) {
+#pragma unroll
+            for (int i = 0; i < kPieceAccRegs; ++i) ptx::fence_operand(piece_acc[i]);
+        }
 #pragma unroll
         for (int k = 0; k < kHeadDim / 32; ++k) {  // a k32 step is 32 bytes along the row; the first overwrites acc
             const uint64_t desc_a = static_cast<uint64_t>(desc_hi) << 32 | (a_lo + 2 * k);
             const uint64_t desc_b = static_cast<uint64_t>(desc_hi) << 32 | (b_lo + 2 * k);
             ptx::wgmma_m64k32_e4m3(acc, desc_a, desc_b, static_cast<uint32_t>(k));
         }
+        if constexpr (kLinearOnTensorCores) {
+#pragma unroll
+            for (int k = 0; k < kHeadDim / 32; ++k) {
+                const uint64_t desc_a = static_cast<uint64_t>(desc_hi) << 32 | (a_lo + 2 * k);
+                const uint64_t desc_b = static_cast<uint64_t>(desc_hi) << 32 | (b_lo + (kGroupQBytes >> 4) + 2 * k);
+                ptx::wgmma_m64k32_e4m3(piece_acc, desc_a, desc_b, static_cast<uint32_t>(k));
+            }
+        }
         ptx::wgmma_commit_group();
     }
 
-    TESSERA_DEVICE static void score_wait(float (&acc)[kAccRegs]) {
+    TESSERA_DEVICE static void score_wait(float (&acc)[kAccRegs], float (&piece_acc)[kPieceAccRegs]) {
         ptx::wgmma_wait_group<0>();
 #pragma unroll
         for (int i = 0; i < kAccRegs; ++i) ptx::fence_operand(acc[i]);
+        if constexpr (kLinearOnTensorCores) {
+#pragma unroll
+            for (int i = 0; i < kPieceAccRegs; ++i) ptx::fence_operand(piece_acc[i]);
+        }
     }
 
     TESSERA_DEVICE static void store(bool pred, OutT* ptr, float x) {
@@ -303,7 +382,7 @@ struct MqaLogitsKernel {
         // Descriptors of stage 0 (A: this warpgroup's KV rows; B: its q-group's columns in Q stage 0); a stage adds its
         // offset to the start address field of the low word, which no offset carries out of (smem < 256 KB).
         const uint64_t desc_a0 = prims::make_desc_kmajor<kHeadDim>(ptx::smem_addr(smem.kv[0]) + kv_group * 64 * kHeadDim);
-        const uint64_t desc_b0 = prims::make_desc_kmajor<kHeadDim>(ptx::smem_addr(smem.q[0]) + q_group * kGroupQBytes);
+        const uint64_t desc_b0 = prims::make_desc_kmajor<kHeadDim>(ptx::smem_addr(smem.q[0]) + q_group * kGroupBytes);
         const uint32_t desc_hi = static_cast<uint32_t>(desc_a0 >> 32);
         const uint32_t kv_full0 = ptx::smem_addr(&smem.kv_full[0]), kv_empty0 = ptx::smem_addr(&smem.kv_empty[0]);
         // H = 64: lanes c and c ^ 2 share a query; each stores one of the two rows.
@@ -326,8 +405,14 @@ struct MqaLogitsKernel {
             uint32_t q = static_cast<uint32_t>(unit) / p.num_kv_splits * kBlockQ + q_local;
             q = q < p.seq_len ? q : p.seq_len - 1;
             OutT* out = static_cast<OutT*>(p.logits) + static_cast<int64_t>(q) * p.logits_stride - meta.shift[q_local];
-            float w[kWeightRegs];
-            load_weights(smem.weights[q_stage] + q_local * kHeads, c, w);
+            float w[kLinearOnTensorCores ? 1 : kWeightRegs];  // with query pieces the weights stay in shared memory
+            if constexpr (!kLinearOnTensorCores) load_weights(smem.weights[q_stage] + q_local * kHeads, c, w);
+            const float* lane_w = smem.lane_weights[q_stage][q_local * kLanesPerQuery + (c >> 1) % kLanesPerQuery];
+            float piece_scale = 0.f;
+            if constexpr (kLinearOnTensorCores) {
+                ptx::mbarrier_wait(ptx::smem_addr(&smem.pieces_full[q_stage]), q_phase);
+                if (num_tiles > 0) piece_scale = Pieces::lane_scale(smem.piece_scale[q_stage][q_local], lane);
+            }
             const uint32_t b_lo = static_cast<uint32_t>(desc_b0) + q_stage * (kQBytes >> 4);
 #pragma unroll 1
             for (int32_t t = 0; t < num_tiles; ++t) {
@@ -337,12 +422,17 @@ struct MqaLogitsKernel {
                 const uint32_t s = ring.stage;
                 ptx::mbarrier_wait(kv_full0 + 8 * s, ring.phase);
                 if (active) {
-                    float acc[kAccRegs];
-                    score_issue(acc, static_cast<uint32_t>(desc_a0) + s * (kKvBytes >> 4), b_lo, desc_hi);
+                    float acc[kAccRegs], piece_acc[kPieceAccRegs];
+                    score_issue(acc, piece_acc, static_cast<uint32_t>(desc_a0) + s * (kKvBytes >> 4), b_lo, desc_hi);
                     const float sf0 = smem.scales[s][r0], sf1 = smem.scales[s][r0 + 8];  // while the wgmma runs
-                    score_wait(acc);
+                    score_wait(acc, piece_acc);
                     float lin0, abs0, lin1, abs1;
-                    mqa::weighted_relu_sums<kAccRegs / 4>(acc, w, lin0, abs0, lin1, abs1);
+                    if constexpr (kLinearOnTensorCores) {
+                        mqa::weighted_abs_sums<kHeadChunks>(acc, lane_w, abs0, abs1);
+                        Pieces::sums(piece_acc, piece_scale, lin0, lin1);
+                    } else {
+                        mqa::weighted_relu_sums<kHeadChunks>(acc, w, lin0, abs0, lin1, abs1);
+                    }
                     const float v0 = mqa::relu_pair(lin0, abs0, sf0), v1 = mqa::relu_pair(lin1, abs1, sf1);
                     const int32_t j0 = kv_begin + t * kBlockKv + r0, j1 = j0 + 8;
                     if constexpr (kLanesPerQuery == 2) {
@@ -389,10 +479,15 @@ struct MqaLogitsKernel {
             },
             [&] {
                 prims::init_ring<2>(smem.q_full, smem.q_empty, kNumMathWarps);  // the two Q stages
+                for (int s = 0; s < 2; ++s) ptx::mbarrier_init(ptx::smem_addr(&smem.pieces_full[s]), kNumBuilderThreads);
                 prims::init_ring<kNumStages>(smem.kv_full, smem.kv_empty, kNumMathWarps);
             },
             [&](uint32_t lane) { produce(p, smem, lane); },
-            [&](uint32_t wg, uint32_t warp, uint32_t lane) { consume(p, smem, wg, warp, lane); });
+            [&](uint32_t wg, uint32_t warp, uint32_t lane) { consume(p, smem, wg, warp, lane); },
+            [&](uint32_t warp, uint32_t lane) {
+                if constexpr (kLinearOnTensorCores)
+                    if (warp > 0) build_pieces(smem, warp - 1, lane);
+            });
     }
 };
 
