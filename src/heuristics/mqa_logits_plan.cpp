@@ -12,10 +12,13 @@ std::int64_t align_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * 
 
 }  // namespace
 
-int mqa_logits_piece_rows(int num_heads, int head_dim) { return head_dim <= 64 ? 4 * (128 / num_heads) : 0; }
+bool mqa_logits_query_pieces(int head_dim) { return head_dim <= 64; }
 
-int mqa_logits_smem_bytes(int num_heads, int head_dim, int num_stages) {
-    const std::int64_t group_bytes = align_up((128 + mqa_logits_piece_rows(num_heads, head_dim)) * head_dim, 1024);
+int mqa_logits_piece_rows(int num_heads, bool query_pieces) { return query_pieces ? 4 * (128 / num_heads) : 0; }
+
+int mqa_logits_smem_bytes(int num_heads, int head_dim, bool query_pieces, int num_stages) {
+    const std::int64_t group_bytes =
+        align_up((128 + mqa_logits_piece_rows(num_heads, query_pieces)) * head_dim, 1024);
     const std::int64_t q_bytes = 2 * group_bytes, kv_bytes = kMqaBlockKv * head_dim, weight_bytes = 256 * 4;
     const std::int64_t bytes = 2 * q_bytes + num_stages * (kv_bytes + kMqaBlockKv * 4) + 2 * weight_bytes + 2 * 128 +
                                2 * 4 * 8 + 2 * 4 * 8 * 36 + 8 * (6 + 2 * num_stages);
@@ -35,15 +38,16 @@ MqaLogitsConfig choose_mqa_logits_config(const MqaLogitsProblem& p) {
     c.head_dim = p.head_dim;
     c.bf16_logits = p.bf16_logits;
     c.block_q = 256 / p.num_heads;
+    c.query_pieces = mqa_logits_query_pieces(p.head_dim);
 
     // As many KV stages as fit, up to the cap; D = 128 fits 9.
     int stages = kMqaMaxStages;
-    while (stages > 2 && mqa_logits_smem_bytes(p.num_heads, p.head_dim, stages) > p.max_smem_bytes) --stages;
-    TESSERA_CHECK(mqa_logits_smem_bytes(p.num_heads, p.head_dim, stages) <= p.max_smem_bytes, "mqa_logits plan: ",
-                  mqa_logits_smem_bytes(p.num_heads, p.head_dim, stages), " bytes of shared memory needed, the device allows ",
+    while (stages > 2 && mqa_logits_smem_bytes(p.num_heads, p.head_dim, c.query_pieces, stages) > p.max_smem_bytes) --stages;
+    TESSERA_CHECK(mqa_logits_smem_bytes(p.num_heads, p.head_dim, c.query_pieces, stages) <= p.max_smem_bytes, "mqa_logits plan: ",
+                  mqa_logits_smem_bytes(p.num_heads, p.head_dim, c.query_pieces, stages), " bytes of shared memory needed, the device allows ",
                   p.max_smem_bytes);
     c.num_stages = stages;
-    c.smem_bytes = mqa_logits_smem_bytes(p.num_heads, p.head_dim, stages);
+    c.smem_bytes = mqa_logits_smem_bytes(p.num_heads, p.head_dim, c.query_pieces, stages);
 
     // Query blocks are the units; with fewer blocks than SMs, each block's KV rows are cut into splits (at least 8
     // tiles each) so that about two units per SM keep them busy.
@@ -67,7 +71,8 @@ int clean_logits_rows_per_block(std::int64_t rows, int num_sms) {
 
 std::string MqaLogitsConfig::describe() const {
     return detail::str_cat("mqa_logits H=", num_heads, " D=", head_dim, bf16_logits ? " BF16" : " FP32",
-                           " logits: ", block_q, " queries x ", kMqaBlockKv, " KV rows per tile, ", num_stages,
+                           " logits", query_pieces ? " (query pieces)" : "", ": ", block_q, " queries x ",
+                           kMqaBlockKv, " KV rows per tile, ", num_stages,
                            " stages, ", num_q_blocks, " query blocks x ", num_kv_splits, " KV splits of ", split_len,
                            " rows, ", grid, " CTAs, ", smem_bytes, " B smem");
 }

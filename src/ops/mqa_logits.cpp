@@ -136,7 +136,8 @@ jit::KernelSpec ops::mqa_logits_spec(const heuristics::MqaLogitsConfig& c) {
     spec.set("kHeads", c.num_heads)
         .set("kHeadDim", c.head_dim)
         .set("kNumStages", c.num_stages)
-        .set("kOutBf16", c.bf16_logits ? 1 : 0);
+        .set("kOutBf16", c.bf16_logits ? 1 : 0)
+        .set("kQueryPieces", c.query_pieces ? 1 : 0);
     return spec;
 }
 

@@ -7,7 +7,7 @@
 
 namespace tessera::ops {
 
-// The main kernel of a plan: its Config fields kHeads, kHeadDim, kNumStages, kOutBf16.
+// The main kernel of a plan: its Config fields kHeads, kHeadDim, kNumStages, kOutBf16, kQueryPieces.
 jit::KernelSpec mqa_logits_spec(const heuristics::MqaLogitsConfig& config);
 // The clean kernel for FP32 or BF16 logits (kOutBf16, kNumThreads).
 jit::KernelSpec clean_logits_spec(bool bf16_logits);

@@ -33,9 +33,9 @@ TEST(MqaLogitsPlan, StagesFillSharedMemoryUpToTheCap) {
             const heuristics::MqaLogitsConfig c = plan(2048, 8192, h, d);
             SCOPED_TRACE(c.describe());
             EXPECT_LE(c.smem_bytes, ops::kSm90MaxSmemBytes);
-            EXPECT_EQ(c.smem_bytes, heuristics::mqa_logits_smem_bytes(h, d, c.num_stages));
+            EXPECT_EQ(c.smem_bytes, heuristics::mqa_logits_smem_bytes(h, d, c.query_pieces, c.num_stages));
             EXPECT_TRUE(c.num_stages == heuristics::kMqaMaxStages ||
-                        heuristics::mqa_logits_smem_bytes(h, d, c.num_stages + 1) > ops::kSm90MaxSmemBytes);
+                        heuristics::mqa_logits_smem_bytes(h, d, c.query_pieces, c.num_stages + 1) > ops::kSm90MaxSmemBytes);
             EXPECT_GE(c.num_stages, 4);
         }
     }
@@ -43,21 +43,25 @@ TEST(MqaLogitsPlan, StagesFillSharedMemoryUpToTheCap) {
     EXPECT_EQ(plan(2048, 8192, 32, 128).num_stages, 9);
     // The formula the kernel static_asserts: Q, KV + scales, weights, metadata, piece scales, lane-ordered weights,
     // barriers, rounded to 1 KB. 2 x 32768 + 9 x (16384 + 512) + 2048 + 256 + 64 + 2304 + 8 x 24 = 222464 -> 223232.
-    EXPECT_EQ(heuristics::mqa_logits_smem_bytes(32, 128, 9), 223232);
+    EXPECT_EQ(heuristics::mqa_logits_smem_bytes(32, 128, false, 9), 223232);
     // D = 32, H = 32: a q-group's 128 head rows and 16 piece rows of 32 bytes, padded to 5 KB.
     // 2 x 2 x 5120 + 12 x (4096 + 512) + 2048 + 256 + 64 + 2304 + 8 x 30 = 80688 -> 80896.
-    EXPECT_EQ(heuristics::mqa_logits_smem_bytes(32, 32, 12), 80896);
+    EXPECT_EQ(heuristics::mqa_logits_smem_bytes(32, 32, true, 12), 80896);
 }
 
 TEST(MqaLogitsPlan, QueryPiecesOnlyWhereTheFfmasBoundATile) {
     // Four FP8 pieces of each query's weighted sum (the linear half of the head reduction on the tensor cores) at
     // head dims 32 and 64; at 128 the tensor cores bound a tile already.
-    EXPECT_EQ(heuristics::mqa_logits_piece_rows(32, 32), 16);
-    EXPECT_EQ(heuristics::mqa_logits_piece_rows(32, 64), 16);
-    EXPECT_EQ(heuristics::mqa_logits_piece_rows(64, 32), 8);
-    EXPECT_EQ(heuristics::mqa_logits_piece_rows(64, 64), 8);
-    EXPECT_EQ(heuristics::mqa_logits_piece_rows(32, 128), 0);
-    EXPECT_EQ(heuristics::mqa_logits_piece_rows(64, 128), 0);
+    for (int h : {32, 64}) {
+        EXPECT_TRUE(plan(2048, 8192, h, 32).query_pieces);
+        EXPECT_TRUE(plan(2048, 8192, h, 64).query_pieces);
+        EXPECT_FALSE(plan(2048, 8192, h, 128).query_pieces);
+    }
+    EXPECT_EQ(heuristics::mqa_logits_piece_rows(32, true), 16);
+    EXPECT_EQ(heuristics::mqa_logits_piece_rows(64, true), 8);
+    EXPECT_EQ(heuristics::mqa_logits_piece_rows(64, false), 0);
+    // D = 128 with pieces would still fit 9 stages: 2 x 18 KB Q stages.
+    EXPECT_LE(heuristics::mqa_logits_smem_bytes(32, 128, true, 9), ops::kSm90MaxSmemBytes);
 }
 
 TEST(MqaLogitsPlan, QueryBlocksAreUnitsAndFewBlocksAreSplitAlongKv) {

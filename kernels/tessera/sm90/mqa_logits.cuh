@@ -17,11 +17,12 @@
 // quad shuffles and each lane stores its own logits (rows r0, r1), no redundant stores.
 //
 // Per element, the reduction is two FFMAs (mqa_head_reduction.cuh: sum w s and sum w |s|); the KV scale multiplies once per
-// row after the reduction, exact for either sign of the scale. At head dims 32 and 64, where these FFMAs and not the
-// tensor cores bound a tile, the linear sum sum w s runs on the tensor cores instead (mqa_query_pieces.cuh): each
-// q-group's B tile carries, after its 128 head rows, four FP8 piece rows per query of its weighted query sum, so the
-// wgmma is m64n144 (32 heads) or m64n136 (64 heads) and one FFMA per element is left. At head dim 128 the tensor
-// cores already bound a tile and the extra columns would cost more than the FFMAs they save.
+// row after the reduction, exact for either sign of the scale. With kQueryPieces (the planner's choice at head dims 32
+// and 64, where these FFMAs and not the tensor cores bound a tile) the linear sum sum w s runs on the tensor cores
+// instead (mqa_query_pieces.cuh): each q-group's B tile carries, after its 128 head rows, four FP8 piece rows per
+// query of its weighted query sum, read by a second wgmma (m64n16 at 32 heads, m64n8 at 64), and one FFMA per element
+// is left. At head dim 128 the tensor cores bound a tile already and the extra columns would cost more than the
+// FFMAs they save.
 //
 // Scheduling: persistent CTAs take units from an atomic counter (zeroed by the host before the launch), the first
 // one statically (blockIdx.x), highest unit first: causal ranges grow with the query index, so the longest units go
@@ -50,7 +51,7 @@
 namespace tessera::sm90 {
 
 // Config members (rendered by the JIT from the host's spec): kHeads (32, 64), kHeadDim (32, 64, 128), kNumStages,
-// kOutBf16 (logits BF16, else FP32).
+// kOutBf16 (logits BF16, else FP32), kQueryPieces (the head sum's linear half on the tensor cores, see above).
 template <class Config>
 struct MqaLogitsKernel {
     static constexpr int kHeads = Config::kHeads;
@@ -68,15 +69,15 @@ struct MqaLogitsKernel {
     static constexpr int kNumMathThreads = 128 * kNumKvGroups * kNumQGroups;
     static constexpr int kNumThreads = kNumMathThreads + 128;
     static constexpr int kNumMathWarps = kNumMathThreads / 32;
-    static constexpr bool kLinearOnTensorCores = kHeadDim <= 64;
+    static constexpr bool kQueryPieces = Config::kQueryPieces != 0;
     using Pieces = mqa::QueryPieces<kHeads, kHeadDim, kGroupQ, kGroupCols>;
-    static constexpr int kPieceRows = kLinearOnTensorCores ? Pieces::kRows : 0;
+    static constexpr int kPieceRows = kQueryPieces ? Pieces::kRows : 0;
     static constexpr int kGroupRows = kGroupCols + kPieceRows;  // B rows of a q-group: 128, 136 or 144
     static constexpr int kHeadChunks = kGroupCols / 8;          // accumulator chunks of the head columns
     static constexpr int kAccRegs = kGroupCols / 2;             // m64n128 FP32 fragment of the heads per thread
     // The pieces' own m64n16 / m64n8 fragment: a second wgmma, since ptxas places a wgmma's accumulators below the
     // launch's 96 registers and one m64n144 fragment (72) leaves too few there for the values live across it.
-    static constexpr int kPieceAccRegs = kLinearOnTensorCores ? kPieceRows / 2 : 4;
+    static constexpr int kPieceAccRegs = kQueryPieces ? kPieceRows / 2 : 4;
     static constexpr int kNumBuilderThreads = 96;               // the producer warpgroup's warps 1-3
     static constexpr int kLaneWeightRows = 8;                   // (query, lane class) pairs of a unit
     static constexpr int kLaneWeightStride = 36;
@@ -337,7 +338,7 @@ struct MqaLogitsKernel {
         ptx::wgmma_fence();
 #pragma unroll
         for (int i = 0; i < kAccRegs; ++i) ptx::fence_operand(acc[i]);
-        if constexpr (kLinearOnTensorCores) {
+        if constexpr (kQueryPieces) {
 #pragma unroll
             for (int i = 0; i < kPieceAccRegs; ++i) ptx::fence_operand(piece_acc[i]);
         }
@@ -347,7 +348,7 @@ struct MqaLogitsKernel {
             const uint64_t desc_b = static_cast<uint64_t>(desc_hi) << 32 | (b_lo + 2 * k);
             ptx::wgmma_m64k32_e4m3(acc, desc_a, desc_b, static_cast<uint32_t>(k));
         }
-        if constexpr (kLinearOnTensorCores) {
+        if constexpr (kQueryPieces) {
 #pragma unroll
             for (int k = 0; k < kHeadDim / 32; ++k) {
                 const uint64_t desc_a = static_cast<uint64_t>(desc_hi) << 32 | (a_lo + 2 * k);
@@ -362,7 +363,7 @@ struct MqaLogitsKernel {
         ptx::wgmma_wait_group<0>();
 #pragma unroll
         for (int i = 0; i < kAccRegs; ++i) ptx::fence_operand(acc[i]);
-        if constexpr (kLinearOnTensorCores) {
+        if constexpr (kQueryPieces) {
 #pragma unroll
             for (int i = 0; i < kPieceAccRegs; ++i) ptx::fence_operand(piece_acc[i]);
         }
@@ -405,11 +406,11 @@ struct MqaLogitsKernel {
             uint32_t q = static_cast<uint32_t>(unit) / p.num_kv_splits * kBlockQ + q_local;
             q = q < p.seq_len ? q : p.seq_len - 1;
             OutT* out = static_cast<OutT*>(p.logits) + static_cast<int64_t>(q) * p.logits_stride - meta.shift[q_local];
-            float w[kLinearOnTensorCores ? 1 : kWeightRegs];  // with query pieces the weights stay in shared memory
-            if constexpr (!kLinearOnTensorCores) load_weights(smem.weights[q_stage] + q_local * kHeads, c, w);
+            float w[kQueryPieces ? 1 : kWeightRegs];  // with query pieces the weights stay in shared memory
+            if constexpr (!kQueryPieces) load_weights(smem.weights[q_stage] + q_local * kHeads, c, w);
             const float* lane_w = smem.lane_weights[q_stage][q_local * kLanesPerQuery + (c >> 1) % kLanesPerQuery];
             float piece_scale = 0.f;
-            if constexpr (kLinearOnTensorCores) {
+            if constexpr (kQueryPieces) {
                 ptx::mbarrier_wait(ptx::smem_addr(&smem.pieces_full[q_stage]), q_phase);
                 if (num_tiles > 0) piece_scale = Pieces::lane_scale(smem.piece_scale[q_stage][q_local], lane);
             }
@@ -427,7 +428,7 @@ struct MqaLogitsKernel {
                     const float sf0 = smem.scales[s][r0], sf1 = smem.scales[s][r0 + 8];  // while the wgmma runs
                     score_wait(acc, piece_acc);
                     float lin0, abs0, lin1, abs1;
-                    if constexpr (kLinearOnTensorCores) {
+                    if constexpr (kQueryPieces) {
                         mqa::weighted_abs_sums<kHeadChunks>(acc, lane_w, abs0, abs1);
                         Pieces::sums(piece_acc, piece_scale, lin0, lin1);
                     } else {
@@ -485,7 +486,7 @@ struct MqaLogitsKernel {
             [&](uint32_t lane) { produce(p, smem, lane); },
             [&](uint32_t wg, uint32_t warp, uint32_t lane) { consume(p, smem, wg, warp, lane); },
             [&](uint32_t warp, uint32_t lane) {
-                if constexpr (kLinearOnTensorCores)
+                if constexpr (kQueryPieces)
                     if (warp > 0) build_pieces(smem, warp - 1, lane);
             });
     }

@@ -1,4 +1,4 @@
-// The linear half of the indexer's head reduction on the tensor cores (sm90/mqa_logits.cuh at head dims 32 and 64).
+// The linear half of the indexer's head reduction on the tensor cores (sm90/mqa_logits.cuh with kQueryPieces).
 //
 // The head reduction sums w_h * ReLU(s_h) over the heads h of a query, s_h = q_h . k the FP32 score of one KV row k.
 // With 2 ReLU(x) = x + |x| (mqa_head_reduction.cuh) it is half of
@@ -52,7 +52,7 @@ struct QueryPieces {
     // query's head rows there and its kHeads weights. Returns 1 / s (NaN when u is not finite, so the logits are NaN
     // too rather than saturated pieces' finite values). The caller fences the async proxy before publishing.
     TESSERA_DEVICE static float build(uint8_t* tile, const float* weights, uint32_t qq, uint32_t lane) {
-        static_assert(kHeadDim == 32 || kHeadDim == 64, "one warp spans a query's head row in 4-byte lanes");
+        static_assert(kHeadDim % 4 == 0 && kHeadDim <= 128, "one warp spans a query's head row in 4-byte lanes");
         const uint32_t dim_lane = lane % kDimLanes, slice = lane / kDimLanes;
         float u[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll 8
