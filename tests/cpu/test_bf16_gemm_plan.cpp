@@ -104,8 +104,8 @@ TEST(Bf16GemmPlan, DenseDecodeTakesSixtyFourRowTiles) {
             }
 }
 
-// Every plan takes as many stages as shared memory holds, up to 16: narrow decode tiles keep more of B in flight.
-TEST(Bf16GemmPlan, StagesFillSharedMemoryUpToSixteen) {
+// Every plan takes as many stages as shared memory holds, up to 15: narrow decode tiles keep more of B in flight.
+TEST(Bf16GemmPlan, StagesFillSharedMemoryUpToFifteen) {
     for (std::int64_t m : {1, 128, 4096})
         for (auto [n, k] : {std::pair<std::int64_t, std::int64_t>{7168, 2048}, {576, 7168}, {256, 7168}, {7168, 16384},
                             {24576, 1536}}) {
@@ -113,9 +113,9 @@ TEST(Bf16GemmPlan, StagesFillSharedMemoryUpToSixteen) {
             p.dense = true;
             const Bf16GemmConfig c = choose_bf16_gemm_config(p);
             SCOPED_TRACE(testing::Message() << m << "x" << n << "x" << k << ": " << c.describe());
-            EXPECT_LE(c.num_stages, 16);
+            EXPECT_LE(c.num_stages, 15);
             EXPECT_LE(c.smem_bytes, p.max_smem_bytes);
-            if (c.num_stages < 16)
+            if (c.num_stages < 15)
                 EXPECT_GT(bf16_gemm_smem_bytes(c.block_m, c.block_n, c.num_stages + 1, false, c.split_k > 1,
                                                c.a_rows),
                           p.max_smem_bytes);
