@@ -319,6 +319,9 @@ struct HcPrenormGemmKernel {
         constexpr uint32_t kPieces = kN / 8 * kNumMathThreads;
         const uint32_t t = warp * 32 + lane, q = lane % 4;
         const uint32_t part = ptx::smem_addr(smem.a[0]);  // every stage the producer filled has been consumed
+        // The partials land on other warps' A rows: every math warp is past its last reads of the stages (its A
+        // fragments and its sums of squares) before any warp overwrites them.
+        ptx::named_barrier_sync(1, kNumMathThreads);
 #pragma unroll
         for (int j = 0; j < kN / 8; ++j)
             ptx::st_shared_v4(part + (j * kNumMathThreads + t) * 16, acc[4 * j], acc[4 * j + 1], acc[4 * j + 2],
