@@ -96,7 +96,10 @@ const Plan& plan_for(const PlanKey& key, const char* op) {
             try {
                 resident = plan.kernel->max_active_clusters(launch_config(plan.config, nullptr, key.device));
             } catch (const Error&) {
-                resident = 0;  // a driver that refuses this cluster width: narrower ones
+                // A driver that refuses a non-portable width (above 8): narrower ones. Portable widths always have an
+                // answer, so an error there is the device's and goes to the caller.
+                if (cluster <= 8) throw;
+                resident = 0;
             }
             if (resident >= plan.config.num_m_blocks) break;
             p.max_cluster = cluster / 2;

@@ -12,7 +12,9 @@
 // times 16^p (an E4M3 rounding keeps 4 significant bits, so each piece gains 4). Four pieces hold u to about 2^-16
 // of its largest element, below the error of the tensor cores' FP8 accumulation in the per-head scores the sum
 // replaces; a simulation of the rounding steps over DeepGEMM's test distributions gives the same difference to an
-// FP64 reference as the per-head sum. Every step is deterministic, so logits stay bitwise repeatable.
+// FP64 reference as the per-head sum. Every step is deterministic, so logits stay bitwise repeatable. The two sums
+// no longer cancel bit for bit: a logit whose head scores are all negative comes out as the accumulation error of
+// u . k (tiny against sum_h |w_h s_h|) instead of exactly zero.
 //
 // Layout. A q-group's B tile holds its kGroupCols head rows (query qq's head h at row (h / 2 * kGroupQ + qq) * 2 +
 // h % 2, mqa_logits.cuh's permutation) and then kRows piece rows, piece p of query qq at row
