@@ -162,7 +162,7 @@ TEST(PagedMqaSchedule, RangesAreBalancedToOneUnit) {
 
 TEST(PagedMqaSchedule, EveryUnitIsOneTaskOfOneWarpgroup) {
     std::mt19937 rng(11);
-    for (std::uint32_t wgs : {2u, 4u})
+    for (std::uint32_t wgs : {2u, 3u, 4u})  // 3: the kernel's math warpgroups at next_n * H = 128
         for (std::uint32_t num_sms : {1u, 5u, 132u, 300u}) {
             // Long and short contexts, zero-length ones, lengths not a multiple of 64.
             std::vector<std::int32_t> longest(97);
