@@ -148,9 +148,9 @@ struct MqaLogitsKernel {
         float scales[kNumStages][kBlockKv];
         UnitMeta meta[2];
         float piece_scale[2][kMaxBlockQ];  // per query: 1 / s of its pieces (mqa_query_pieces.cuh)
-        // With query pieces: each lane's 32 weights in the order its columns hold the heads (load_lane_weights),
-        // one row per (query, lane class); rows kLaneWeightStride floats apart, so the four rows a warp reads at
-        // once start in different banks.
+        // With query pieces: each lane's 32 weights in the order its columns hold the heads (lane_head; written by
+        // the piece builders), one row per (query, lane class); rows kLaneWeightStride floats apart, so the four rows
+        // a warp reads at once start in different banks.
         alignas(16) float lane_weights[2][kLaneWeightRows][kLaneWeightStride];
         uint64_t q_full[2], q_empty[2], pieces_full[2];
         uint64_t kv_full[kNumStages], kv_empty[kNumStages];
