@@ -11,7 +11,9 @@
 # its bench/compare.py, so only the library differs. ROUNDS=n (default 2) runs A then B n times and compares each
 # round: how far a round's A moves from the next round's A is the spread to read the A/B ratios against. Output in
 # $OUT (else ./gpu-out): ab-<round>-a.jsonl, ab-<round>-b.jsonl and ab.log. DeepGEMM is measured when importable
-# (export its PYTHONPATH and LD_PRELOAD first, docs/performance.md).
+# (export its PYTHONPATH and LD_PRELOAD first, docs/performance.md). DeepGEMM compiles each kernel with nvcc at its
+# first call, inside the first side's run (about 3 minutes for the FP8 suites on a fresh machine): warm its cache first
+# when time is short, e.g. with `bench/run.py ... --shard i/N` processes in parallel.
 #
 #   tools/ab_trees.sh export HEAD~1 variants/before
 #   tools/ab_trees.sh run variants/before . -- --suite fp8-dense --suite fp8-masked
@@ -22,7 +24,7 @@ if [ "${1:-}" = export ] && [ $# -eq 3 ]; then
     exit
 fi
 if [ "${1:-}" != run ] || [ $# -lt 4 ] || [ "$4" != -- ]; then
-    sed -n '2,17p' "$0" >&2
+    sed -n '2,19p' "$0" >&2
     exit 2
 fi
 root=$(cd "$(dirname "$0")/.." && pwd)
