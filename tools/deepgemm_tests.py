@@ -17,8 +17,10 @@ def main():
     parser.add_argument("tests_dir")
     parser.add_argument("file")
     parser.add_argument("--only", help="comma-separated test functions of FILE to run instead of its __main__")
-    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments for FILE, after --")
-    args = parser.parse_args()
+    # FILE's own arguments follow "--"; splitting them off first lets --only stand before or after FILE
+    argv = sys.argv[1:]
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args, extra = parser.parse_args(argv[:cut]), argv[cut + 1:]
     args.tests_dir = os.path.abspath(args.tests_dir)  # the file runs from inside it
     path = os.path.join(args.tests_dir, args.file)
     if not os.path.isfile(path):
@@ -27,7 +29,7 @@ def main():
     tessera.install_as_deep_gemm()
     os.chdir(args.tests_dir)
     sys.path.insert(0, os.path.abspath(args.tests_dir))
-    sys.argv = [path] + [a for a in args.args if a != "--"]
+    sys.argv = [path] + extra
     if not args.only:
         runpy.run_path(path, run_name="__main__")
         return

@@ -77,3 +77,36 @@ def test_a_tensor_where_a_pair_belongs_names_the_argument(fn):
         getattr(tessera, fn)(x, pair, d)
     with pytest.raises(TypeError, match="argument 'b': expected a pair"):
         getattr(tessera, fn)(pair, 5, d)
+
+
+def run_deepgemm_tests_tool(tmp_path, *args):
+    """tools/deepgemm_tests.py on a stand-in test file whose functions append their names to a log."""
+    import os
+    import subprocess
+    (tmp_path / "test_stub.py").write_text(
+        "import sys\n"
+        "def mark(name):\n    open('ran.txt', 'a').write(name + ' ' + ' '.join(sys.argv[1:]) + '\\n')\n"
+        "def test_a():\n    mark('a')\n"
+        "def test_b():\n    mark('b')\n"
+        "if __name__ == '__main__':\n    test_a()\n    test_b()\n")
+    tool = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "deepgemm_tests.py")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.run([sys.executable, tool, str(tmp_path), *args], env=env, capture_output=True, text=True)
+    ran = (tmp_path / "ran.txt").read_text().splitlines() if (tmp_path / "ran.txt").exists() else []
+    return proc, ran
+
+
+@pytest.mark.parametrize("order", ["only_after_file", "only_before_file"])
+def test_deepgemm_tests_tool_runs_only_the_named_functions(tmp_path, order):
+    args = ["test_stub.py", "--only", "test_b"] if order == "only_after_file" else ["--only", "test_b", "test_stub.py"]
+    proc, ran = run_deepgemm_tests_tool(tmp_path, *args)
+    assert proc.returncode == 0, proc.stderr
+    assert ran == ["b "]
+
+
+def test_deepgemm_tests_tool_passes_arguments_after_dashes(tmp_path):
+    proc, ran = run_deepgemm_tests_tool(tmp_path, "test_stub.py", "--", "--num-processes", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert ran == ["a --num-processes 2", "b --num-processes 2"]
+    proc, _ = run_deepgemm_tests_tool(tmp_path, "test_stub.py", "--only", "test_c")
+    assert proc.returncode != 0 and "no test function 'test_c'" in proc.stderr
