@@ -25,7 +25,7 @@ struct CleanLogitsKernel {
     static constexpr int kMaxRowsPerBlock = 64;
     static constexpr int kNumWarps = kNumThreads / 32;
     // The -inf source of the bulk copies: 16 KB (a bulk copy's size has no such limit; this is enough bytes per
-    // instruction to keep the TMA unit streaming, and 8 blocks of an SM hold 128 KB).
+    // instruction to keep the TMA unit streaming, and the 8 blocks an SM runs hold 143 KB with their 1 KB reserve).
     static constexpr int kFillBytes = 16384;
     static_assert(kNumThreads % 32 == 0 && kNumThreads >= kMaxRowsPerBlock && kNumThreads <= 1024, "block size");
 
@@ -58,6 +58,9 @@ struct CleanLogitsKernel {
         body = body < b ? body : b;
         const int64_t body_end = body + (b - body) / kVecElems * kVecElems;
         const int64_t body_bytes = (body_end - body) * kElemBytes;
+        // Not unrolled: the unrolled copies held 43 registers, which leaves 5 blocks of 256 threads per SM where the
+        // grid is sized for 8 (32 registers at most).
+#pragma unroll 1
         for (int64_t off = static_cast<int64_t>(lane) * kFillBytes; off < body_bytes; off += 32LL * kFillBytes) {
             const int64_t left = body_bytes - off;
             ptx::bulk_store(row + body * kElemBytes + off, fill_smem,
@@ -95,7 +98,8 @@ struct CleanLogitsKernel {
             fill(row, 0, lo_of[r], fill_smem, lane);
             fill(row, hi_of[r], cols, fill_smem, lane);
         }
-        // The copies read the buffer until they complete; the block's shared memory must outlive them.
+        // The copies read the buffer until they complete; the block's shared memory must outlive them. The full wait
+        // (not .read) also has the writes done when the block exits.
         ptx::bulk_commit_group();
         ptx::bulk_wait_group<0>();
     }
