@@ -28,10 +28,11 @@ std::vector<jit::KernelSpec> hc_specs() {
                 const jit::KernelSpec spec = ops::make_hc_prenorm_spec(c);
                 if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
             }
-    // The cluster sums: every N at the narrowest and the widest cluster (two piece groups per receiving rank at 2,
-    // at most one at 16), with the stages that leave room for the receive buffer.
+    // The cluster sums: every N at every cluster width (two piece groups per receiving rank at 2, at most one from 4;
+    // at N = 32 and 4 the last rank owns a group and the squares), with the stages that leave room for the receive
+    // buffer.
     for (int n : {8, 16, 24, 32})
-        for (int cluster : {2, 16}) {
+        for (int cluster : {2, 4, 8, 16}) {
             heuristics::HcPrenormConfig c = heuristics::choose_hc_prenorm_config({13, n, 7168, cluster, 132});
             c.reduce = true;
             c.cluster = cluster;

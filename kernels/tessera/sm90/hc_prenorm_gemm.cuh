@@ -323,8 +323,8 @@ struct HcPrenormGemmKernel {
 
     // The bytes rank `rank` receives: S float4 per thread for each piece group it owns, and the squares on the last.
     TESSERA_DEVICE static constexpr uint32_t recv_bytes_of(uint32_t rank) {
-        uint32_t owned = 0;
-        for (uint32_t j = rank; j < static_cast<uint32_t>(kGroups); j += kClusterSize) ++owned;
+        constexpr uint32_t kG = kGroups, kS = kClusterSize;
+        const uint32_t owned = rank < kG ? (kG - 1 - rank) / kS + 1 : 0u;  // groups j = rank, rank + S, ... below N / 8
         return owned * kClusterSize * kNumMathThreads * 16 +
                (rank == kClusterSize - 1 ? kClusterSize * kBlockM * 4 : 0u);
     }
@@ -351,7 +351,7 @@ struct HcPrenormGemmKernel {
             ptx::st_async_f32(ptx::map_shared_rank(dst + 32, last), sq[1], ptx::map_shared_rank(bar, last));
         }
         if (recv_bytes_of(rank) == 0) return;  // nothing to receive: no CTA reads or writes this one's memory again
-        ptx::mbarrier_wait(bar, 0);  // the pushes' bytes have landed and are visible to this CTA's threads
+        ptx::mbarrier_wait_cluster(bar, 0);  // the pushes' bytes have landed and are visible to this CTA's threads
         const uint8_t* recv_ptr = reinterpret_cast<const uint8_t*>(&smem) + sizeof(SharedStorage);
         const float4* pieces = reinterpret_cast<const float4*>(recv_ptr);
         const float* squares = reinterpret_cast<const float*>(recv_ptr + kRecvPieceBytes);
@@ -433,8 +433,9 @@ struct HcPrenormGemmKernel {
             ptx::fence_mbarrier_init();
         }
         prims::sync_after_init<1>();
-        // Release: this CTA's receive barrier is set up; a thread's first push waits for the whole cluster's.
-        if constexpr (kClusterReduce) ptx::cluster_arrive();
+        // This CTA's receive barrier is set up (published by the init fence); a thread's first push waits for the
+        // whole cluster's.
+        if constexpr (kClusterReduce) ptx::cluster_arrive_relaxed();
 
         if (warp == kProducerWarp) {
             if (ptx::elect_one()) produce(p, smem, c);
