@@ -18,7 +18,7 @@ constexpr double kHbmBytesPerUs = 3.3e6;     // sustained HBM read bandwidth of 
 // for 23-24 (three m-blocks).
 constexpr double kReduceBaseUs = 2.0;        // partial store, fences and the counter's round trip
 constexpr double kReduceRoundUs = 0.9;       // one batch of the final sum's L2 loads
-constexpr double kClusterSumUs = 0.4;        // a cluster's sum: two cluster barriers and one round of DSMEM loads
+constexpr double kClusterSumUs = 0.4;        // a cluster's sum: pushes into the owners' shared memory, their adds
 
 enum class Sum { kNone, kWorkspace, kCluster };
 
@@ -42,7 +42,11 @@ double plan_cost(std::int64_t m, std::int64_t n, std::int64_t num_m_blocks, std:
 
 }  // namespace
 
-int hc_prenorm_smem_bytes(int n, int stages) { return 1024 + stages * (kHcBlockM * kHcBlockK * 2 + n * kHcBlockK * 4); }
+int hc_prenorm_smem_bytes(int n, int stages, int cluster) {
+    const int slots = (n / 8 + cluster - 1) / cluster;
+    const int recv = cluster > 1 ? (slots * cluster * 128 * 16 + cluster * kHcBlockM * 4 + 1023) / 1024 * 1024 : 0;
+    return 1024 + stages * (kHcBlockM * kHcBlockK * 2 + n * kHcBlockK * 4) + recv;
+}
 
 int hc_prenorm_reduce_unroll(int n) { return 24 / (n / 8); }
 
@@ -80,6 +84,7 @@ HcPrenormConfig choose_hc_prenorm_config(const HcPrenormProblem& p) {
     double best = plan_cost(p.m, p.n, c.num_m_blocks, num_k_blocks, 1, p.num_sms, Sum::kNone);
     // Cluster sums first: at equal cost they win (no workspace, nothing that depends on the stream).
     for (int s = 2; s <= std::min<std::int64_t>(max_splits, p.max_cluster); s *= 2) {
+        if (hc_prenorm_smem_bytes(c.block_n, 2, s) > p.max_smem_bytes) break;  // no room for its receive buffer
         const double cost = plan_cost(p.m, p.n, c.num_m_blocks, num_k_blocks, s, p.num_sms, Sum::kCluster);
         if (cost < best) {
             best = cost;
@@ -95,6 +100,12 @@ HcPrenormConfig choose_hc_prenorm_config(const HcPrenormProblem& p) {
         }
     }
     c.reduce = c.num_splits > 1;
+    // A cluster sum's receive buffer takes its room from the stages (a split's share of K needs few of them).
+    while (c.num_stages > 2 && hc_prenorm_smem_bytes(c.block_n, c.num_stages, c.cluster) > p.max_smem_bytes)
+        --c.num_stages;
+    c.smem_bytes = hc_prenorm_smem_bytes(c.block_n, c.num_stages, c.cluster);
+    TESSERA_CHECK(c.smem_bytes <= p.max_smem_bytes, "HC pre-norm GEMM planning: a cluster sum of ", c.cluster,
+                  " CTAs needs ", c.smem_bytes, " bytes of shared memory, the device allows ", p.max_smem_bytes);
     return c;
 }
 

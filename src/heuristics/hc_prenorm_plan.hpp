@@ -45,8 +45,10 @@ struct HcPrenormConfig {
 };
 
 // Dynamic shared memory of the kernel (the kernel static_asserts the same formula): 1 KB of barriers, then per stage
-// an A tile (64 x 64 BF16) and a B tile (N x 64 FP32).
-int hc_prenorm_smem_bytes(int n, int stages);
+// an A tile (64 x 64 BF16) and a B tile (N x 64 FP32); with a cluster sum (cluster > 1), the receive buffer: for each
+// of the N / 8 piece groups a rank owns, one float4 per thread from every rank, then every rank's 64 row sums of
+// squares, rounded up to 1 KB.
+int hc_prenorm_smem_bytes(int n, int stages, int cluster = 1);
 
 // The splits whose partials the kernel's final sum loads at once (its kReduceUnroll): 24 float4 loads per thread.
 int hc_prenorm_reduce_unroll(int n);

@@ -28,12 +28,15 @@ std::vector<jit::KernelSpec> hc_specs() {
                 const jit::KernelSpec spec = ops::make_hc_prenorm_spec(c);
                 if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
             }
-    // The cluster sums: every N at the narrowest and the widest cluster (N = 32's partial spans two A stages).
+    // The cluster sums: every N at every cluster width (two piece groups per receiving rank at 2, at most one from 4;
+    // at N = 32 and 4 the last rank owns a group and the squares), with the stages that leave room for the receive
+    // buffer.
     for (int n : {8, 16, 24, 32})
-        for (int cluster : {2, 16}) {
+        for (int cluster : {2, 4, 8, 16}) {
             heuristics::HcPrenormConfig c = heuristics::choose_hc_prenorm_config({13, n, 7168, cluster, 132});
             c.reduce = true;
             c.cluster = cluster;
+            while (heuristics::hc_prenorm_smem_bytes(n, c.num_stages, cluster) > 232448) --c.num_stages;
             const jit::KernelSpec spec = ops::make_hc_prenorm_spec(c);
             if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
         }

@@ -25,7 +25,7 @@ TEST(HcPrenormPlan, ChoicesAreLegalForManyShapes) {
                         EXPECT_EQ(c.block_n, n);
                         EXPECT_GE(c.num_stages, 2);
                         EXPECT_LE(c.num_stages, kHcMaxStages);
-                        EXPECT_EQ(c.smem_bytes, hc_prenorm_smem_bytes(static_cast<int>(n), c.num_stages));
+                        EXPECT_EQ(c.smem_bytes, hc_prenorm_smem_bytes(static_cast<int>(n), c.num_stages, c.cluster));
                         EXPECT_LE(c.smem_bytes, 232448);
                         EXPECT_EQ(c.num_m_blocks, (m + 63) / 64);
                         if (splits > 0) {
@@ -87,10 +87,20 @@ TEST(HcPrenormPlan, DeepGemmShapesFillTheMachine) {
 TEST(HcPrenormPlan, SharedMemoryFormulaAndStages) {
     // barriers 1 KB + stages of a 64 x 64 BF16 A tile and an N x 64 FP32 B tile
     EXPECT_EQ(hc_prenorm_smem_bytes(24, 16), 1024 + 16 * (8192 + 6144));
-    EXPECT_EQ(choose_hc_prenorm_config({4096, 24, 7168, 0, 132}).num_stages, 16);
-    EXPECT_EQ(choose_hc_prenorm_config({4096, 32, 7168, 0, 132}).num_stages, 14);
+    // + a cluster sum's receive buffer: per owned piece group a float4 per thread from each rank, then the ranks'
+    // 64 row sums of squares (16 ranks, N = 24: one group each for ranks 0-2; 2 ranks: two groups for rank 0)
+    EXPECT_EQ(hc_prenorm_smem_bytes(24, 13, 16), 1024 + 13 * (8192 + 6144) + 16 * 2048 + 16 * 256);
+    EXPECT_EQ(hc_prenorm_smem_bytes(24, 15, 2), 1024 + 15 * (8192 + 6144) + 9216);
+    EXPECT_EQ(hc_prenorm_smem_bytes(8, 4, 4), 1024 + 4 * (8192 + 2048) + 9216);
+    EXPECT_EQ(choose_hc_prenorm_config({8192, 24, 7168, 0, 132}).num_stages, 16);
+    EXPECT_EQ(choose_hc_prenorm_config({4096, 24, 7168, 0, 132}).num_stages, 15);  // cluster of 2
+    EXPECT_EQ(choose_hc_prenorm_config({4096, 32, 7168, 0, 132}).num_stages, 13);
+    const HcPrenormConfig small = choose_hc_prenorm_config({13, 24, 7168, 0, 132});
+    EXPECT_EQ(small.cluster, 16);
+    EXPECT_EQ(small.num_stages, 13);
     HcPrenormProblem tight{4096, 32, 7168, 0, 132, 40000};
     EXPECT_EQ(choose_hc_prenorm_config(tight).num_stages, 2);
+    EXPECT_EQ(choose_hc_prenorm_config(tight).cluster, 1);  // no room for a receive buffer next to two stages
     tight.max_smem_bytes = 30000;
     EXPECT_THROW(choose_hc_prenorm_config(tight), InvalidArgument);
     EXPECT_EQ(hc_prenorm_reduce_unroll(24), 8);

@@ -79,7 +79,7 @@ def test_odd_shapes_every_layout(layout, m, n, k):
 
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
-@pytest.mark.parametrize("m,n,k", [(1, 2112, 7168), (5, 1000, 4000), (100, 1032, 3000), (128, 4096, 7128)])
+@pytest.mark.parametrize("m,n,k", [(1, 576, 7168), (5, 1000, 4000), (100, 520, 3000), (128, 576, 7128)])
 def test_split_k_decode_every_layout(layout, m, n, k):
     # The planner splits these over clusters (its CPU test says why); ragged M, N and K edges, then bitwise repeats
     # (the cluster sums its partials in rank order).
@@ -99,6 +99,20 @@ def test_split_k_decode_every_layout(layout, m, n, k):
         again = torch.full_like(first, float("nan"))
         LAYOUTS[layout](a_arg, b_arg, again)
         assert torch.equal(again, first), "split-K results differ between calls"
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("m,n,k", [(1, 4096, 7168), (1, 2112, 7168), (100, 1032, 3000), (128, 4096, 7128)])
+def test_one_wave_decode_plans_run_whole_k(layout, m, n, k):
+    # Tiles that fill one wave run over the whole K (no split-K) in the K-major layouts (its CPU test says why): the
+    # narrow tiles, deep rings and 8-row A stages those plans take; ragged edges; with C.
+    if (layout[0] == "t" and m % 8) or (layout[1] == "n" and n % 8):
+        pytest.skip("MN-major rows need 16-byte strides")
+    if layout == "nt":
+        text = tessera._C.bf16_gemm_config(m, n, k, False, False, False, False, torch.cuda.current_device())
+        assert "split-K" not in text, text
+    check(m, n, k, layout=layout)
+    check(m, n, k, layout=layout, out=torch.float32, with_c=True)
 
 
 def test_c_distinct_from_d_is_added_and_left_alone():

@@ -54,4 +54,19 @@ TESSERA_DEVICE void mbarrier_wait(uint32_t bar, uint32_t parity) {
     } while (done == 0);
 }
 
+// mbarrier_wait with .acquire.cluster: the phase was completed by other CTAs' st.async (release at cluster scope),
+// whose bytes this CTA's threads then read.
+TESSERA_DEVICE void mbarrier_wait_cluster(uint32_t bar, uint32_t parity) {
+    uint32_t done;
+    do {
+        asm volatile(
+            "{\n.reg .pred p;\n"
+            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+            "selp.u32 %0, 1, 0, p;\n}\n"
+            : "=r"(done)
+            : "r"(bar), "r"(parity)
+            : "memory");
+    } while (done == 0);
+}
+
 }  // namespace tessera::ptx

@@ -82,6 +82,20 @@ TESSERA_DEVICE void ld_shared_cluster_v4(uint32_t addr, float& x, float& y, floa
                  : "memory");
 }
 
+// wraps st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32: 16 bytes into the shared memory of a CTA of
+// the cluster (an address from map_shared_rank), completing 16 bytes of transaction count on that CTA's mbarrier
+// `remote_bar` (also from map_shared_rank); the values leave from registers, so the sender tracks nothing.
+TESSERA_DEVICE void st_async_v4(uint32_t remote, float x, float y, float z, float w, uint32_t remote_bar) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];"
+                 ::"r"(remote), "f"(x), "f"(y), "f"(z), "f"(w), "r"(remote_bar) : "memory");
+}
+
+// wraps st.async.shared::cluster.mbarrier::complete_tx::bytes.b32: as st_async_v4, one float (4 bytes).
+TESSERA_DEVICE void st_async_f32(uint32_t remote, float x, uint32_t remote_bar) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];"
+                 ::"r"(remote), "r"(__float_as_uint(x)), "r"(remote_bar) : "memory");
+}
+
 // wraps ld.global.nc.f32: read-only data (scales) that no thread of this grid writes.
 TESSERA_DEVICE float ld_global_nc(const float* ptr) {
     float x;

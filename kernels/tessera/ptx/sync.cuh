@@ -29,6 +29,10 @@ TESSERA_DEVICE uint32_t cluster_cta_rank() {
 // wraps barrier.cluster.arrive.release.aligned
 TESSERA_DEVICE void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
 
+// wraps barrier.cluster.arrive.relaxed.aligned: an arrival that publishes nothing by itself (a preceding
+// fence.mbarrier_init.release.cluster publishes barrier inits), without the release's memory barriers.
+TESSERA_DEVICE void cluster_arrive_relaxed() { asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory"); }
+
 // wraps barrier.cluster.wait.acquire.aligned
 TESSERA_DEVICE void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
 

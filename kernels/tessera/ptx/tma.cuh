@@ -1,5 +1,5 @@
 // TMA (cp.async.bulk.tensor) wrappers: 2D tile loads (plain and multicast), 3D and 4D loads, loads with an L2 policy,
-// 3D stores (batched maps), stores, reduce-add stores, bulk-group
+// 3D stores (batched maps), stores, reduce-add stores, plain bulk stores (no map), bulk-group
 // commit/wait, descriptor prefetch and the generic->async proxy fence. Coordinates are element indices, innermost
 // first, as the tensor map defines them. `desc` is the address of a __grid_constant__ TmaDescriptor.
 #pragma once
@@ -108,6 +108,13 @@ TESSERA_DEVICE void tma_store_3d(const TmaDescriptor& desc, uint32_t smem_src, i
 TESSERA_DEVICE void tma_reduce_add_2d(const TmaDescriptor& desc, uint32_t smem_src, int32_t c0, int32_t c1) {
     asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.bulk_group [%0, {%2, %3}], [%1];"
                  ::"l"(desc_addr(desc)), "r"(smem_src), "r"(c0), "r"(c1)
+                 : "memory");
+}
+
+// wraps cp.async.bulk.global.shared::cta.bulk_group: `bytes` (a multiple of 16) from shared memory to global memory
+// (both 16-byte aligned), no tensor map.
+TESSERA_DEVICE void bulk_store(void* dst, uint32_t smem_src, uint32_t bytes) {
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(smem_src), "r"(bytes)
                  : "memory");
 }
 

@@ -2,13 +2,16 @@
 // every column j in [0, cols) outside [ks[i], ke[i]) becomes -inf (ks absent: 0). The MQA logits kernel writes only
 // the in-range entries, so the two kernels touch disjoint elements.
 //
-// A block takes rows_per_block consecutive rows; all its threads write one row's two segments,
-// [0, lo) and [hi, cols), with 16-byte vector stores over the aligned body and single-element stores at the edges.
-// The ranges of the block's rows are read once, up front, so their latency is paid once per block.
+// A pure write stream, so the bytes leave through the TMA unit: the block fills kFillBytes of shared memory with -inf
+// once, and a segment's 16-byte aligned body goes out as bulk copies of that buffer (cp.async.bulk, no tensor map),
+// chunk c of a row's segment issued by lane c % 32 of the warp that owns the row; its unaligned edges (under 16 bytes
+// each) are element stores. A block takes rows_per_block consecutive rows, warp w its rows w, w + kNumWarps, ...; the
+// ranges of the block's rows are read once, up front. Each lane waits for its bulk copies before the block exits.
 #pragma once
 
 #include <tessera/common.cuh>
 #include <tessera/ptx/memory.cuh>
+#include <tessera/ptx/tma.cuh>
 
 namespace tessera::sm90 {
 
@@ -20,6 +23,10 @@ struct CleanLogitsKernel {
     static constexpr int kElemBytes = kOutBf16 ? 2 : 4;
     static constexpr int kVecElems = 16 / kElemBytes;
     static constexpr int kMaxRowsPerBlock = 64;
+    static constexpr int kNumWarps = kNumThreads / 32;
+    // The -inf source of the bulk copies: 16 KB (a bulk copy's size has no such limit; this is enough bytes per
+    // instruction to keep the TMA unit streaming, and the 8 blocks an SM runs hold 143 KB with their 1 KB reserve).
+    static constexpr int kFillBytes = 16384;
     static_assert(kNumThreads % 32 == 0 && kNumThreads >= kMaxRowsPerBlock && kNumThreads <= 1024, "block size");
 
     struct Params {
@@ -41,24 +48,31 @@ struct CleanLogitsKernel {
         else *reinterpret_cast<uint32_t*>(row + j * 4) = kNegInfWord;
     }
 
-    // -inf into elements [a, b) of `row`.
-    TESSERA_DEVICE static void fill(uint8_t* row, int64_t a, int64_t b) {
+    // -inf into elements [a, b) of `row`, by one warp: the aligned body as bulk copies of `fill` (lane c issues
+    // chunks c, c + 32, ...), the unaligned edges by lanes' element stores.
+    TESSERA_DEVICE static void fill(uint8_t* row, int64_t a, int64_t b, uint32_t fill_smem, uint32_t lane) {
         if (a >= b) return;
         const uint64_t addr = reinterpret_cast<uint64_t>(row) + static_cast<uint64_t>(a) * kElemBytes;
         // First element at a 16-byte boundary (the row base is element-aligned), and the aligned body's end.
         int64_t body = a + static_cast<int64_t>(((16 - (addr & 15u)) & 15u) / kElemBytes);
         body = body < b ? body : b;
         const int64_t body_end = body + (b - body) / kVecElems * kVecElems;
-        const int64_t tid = threadIdx.x;
-        for (int64_t j = body + tid * kVecElems; j < body_end; j += static_cast<int64_t>(kNumThreads) * kVecElems) {
-            ptx::st_global_v4_b32(row + j * kElemBytes, kNegInfWord, kNegInfWord, kNegInfWord, kNegInfWord);
+        const int64_t body_bytes = (body_end - body) * kElemBytes;
+        // Not unrolled: the unrolled copies held 43 registers, which leaves 5 blocks of 256 threads per SM where the
+        // grid is sized for 8 (32 registers at most).
+#pragma unroll 1
+        for (int64_t off = static_cast<int64_t>(lane) * kFillBytes; off < body_bytes; off += 32LL * kFillBytes) {
+            const int64_t left = body_bytes - off;
+            ptx::bulk_store(row + body * kElemBytes + off, fill_smem,
+                            static_cast<uint32_t>(left < kFillBytes ? left : kFillBytes));
         }
-        if (tid < body - a) store_one(row, a + tid);
-        if (tid < b - body_end) store_one(row, body_end + tid);
+        if (lane < body - a) store_one(row, a + lane);
+        if (lane < b - body_end) store_one(row, body_end + lane);
     }
 
     static __device__ void run(const Params& p) {
         __shared__ int32_t lo_of[kMaxRowsPerBlock], hi_of[kMaxRowsPerBlock];
+        __shared__ alignas(128) uint32_t fill_words[kFillBytes / 4];
         const uint32_t first = blockIdx.x * p.rows_per_block;
         if (first >= p.rows) return;
         const uint32_t count = p.rows - first < p.rows_per_block ? p.rows - first : p.rows_per_block;
@@ -73,13 +87,21 @@ struct CleanLogitsKernel {
             lo_of[threadIdx.x] = static_cast<int32_t>(lo);
             hi_of[threadIdx.x] = static_cast<int32_t>(hi);
         }
+        for (uint32_t i = threadIdx.x; i < kFillBytes / 4; i += kNumThreads) fill_words[i] = kNegInfWord;
+        ptx::fence_proxy_async();  // the -inf buffer, written by these threads, before the bulk copies read it
         __syncthreads();
+        const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+        const uint32_t fill_smem = ptx::smem_addr(fill_words);
         uint8_t* base = static_cast<uint8_t*>(p.logits);
-        for (uint32_t r = 0; r < count; ++r) {
+        for (uint32_t r = warp; r < count; r += kNumWarps) {
             uint8_t* row = base + static_cast<int64_t>(first + r) * p.stride * kElemBytes;
-            fill(row, 0, lo_of[r]);
-            fill(row, hi_of[r], cols);
+            fill(row, 0, lo_of[r], fill_smem, lane);
+            fill(row, hi_of[r], cols, fill_smem, lane);
         }
+        // The copies read the buffer until they complete; the block's shared memory must outlive them. The full wait
+        // (not .read) also has the writes done when the block exits.
+        ptx::bulk_commit_group();
+        ptx::bulk_wait_group<0>();
     }
 };
 

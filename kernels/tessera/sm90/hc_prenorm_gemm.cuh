@@ -14,11 +14,13 @@
 //   kReduce = 0: split s writes its partial sums to D[s] and sqr_sum[s] (DeepGEMM's num_splits; S = 1 is the plain
 //     product). A split without k-blocks writes zeros.
 //   kReduce = 1: the caller asked for one D; the planner split K over CTAs to fill the SMs. Either
-//     - kClusterSize = S > 1: the S CTAs of an m-block are one cluster. Each writes its partial into its own shared
-//       memory (the idle ring), and after a cluster barrier each CTA sums a share of the tile's float4 pieces over
-//       the S partials through distributed shared memory, in rank order (deterministic), and stores them; the last
-//       rank also sums the rows' squares. No workspace, no global atomics: the sum costs two cluster barriers and one
-//       round of DSMEM loads, where the path below pays a GPU-scope fence, an atomic and rounds of L2 loads.
+//     - kClusterSize = S > 1: the S CTAs of an m-block are one cluster. Piece group j of the tile (float4 j of every
+//       thread's accumulator fragment) belongs to rank j % S: every CTA pushes its group-j pieces with st.async into
+//       that rank's receive buffer (behind the storage), completing the bytes on the receiver's mbarrier, and the
+//       last rank receives the rows' squares. A receiver waits for its bytes, adds the S partials in rank order
+//       (deterministic) and stores them. No workspace, no global atomics, and one cluster barrier, early (every
+//       receive barrier is set up before any push), where the path below pays a GPU-scope fence, an atomic and
+//       rounds of L2 loads.
 //     - or (kClusterSize = 1, more splits than a cluster holds) every CTA stores its partial tile to a workspace,
 //       then counts itself in on its m-block's counter; the CTA that arrives last sums the S partials in split
 //       order (so the result does not depend on arrival order) and stores D and sqr_sum, then sets the counter back
@@ -79,6 +81,13 @@ struct HcPrenormGemmKernel {
     // Splits whose loads are in flight together in the final sum: 24 float4 loads per thread (the planner's cost
     // model, heuristics::hc_prenorm_reduce_unroll, mirrors this).
     static constexpr int kReduceUnroll = 24 / (kN / 8);
+    // kClusterReduce: the receive buffer, [slot][source rank][128 threads] float4 for the piece groups this rank
+    // owns (slot = j / S), then [source rank][64 rows] of squares (used on the last rank).
+    static constexpr int kGroups = kN / 8;
+    static constexpr int kSlots = (kGroups + kClusterSize - 1) / kClusterSize;
+    static constexpr uint32_t kRecvPieceBytes = kSlots * kClusterSize * kNumMathThreads * 16;
+    static constexpr uint32_t kRecvBytes =
+        kClusterReduce ? (kRecvPieceBytes + kClusterSize * kBlockM * 4 + 1023) / 1024 * 1024 : 0;
 
     static_assert(kN % 8 == 0 && kN >= 8 && kN <= 32, "N: a multiple of 8 up to 32 (wgmma tf32 N, B boxes 1 KB aligned)");
     static_assert(kNumStages >= 2 && kNumStages <= 32, "the loop keeps one stage in flight while it waits the next");
@@ -86,8 +95,6 @@ struct HcPrenormGemmKernel {
     static_assert(kClusterSize == 1 || (kReduce && (kClusterSize == 2 || kClusterSize == 4 || kClusterSize == 8 ||
                                                     kClusterSize == 16)),
                   "a cluster sums the splits of one m-block: 2, 4, 8 or 16 CTAs");
-    // The cluster sum stages the partial in the A ring (idle once the last k-block is consumed).
-    static_assert(kPartialFloats * 4 <= kNumStages * kABytes, "the partial does not fit the A ring");
 
     struct Params {
         TmaDescriptor tensor_map_a;  // A [M][K] BF16, box [64 K][64 rows], 128-byte swizzle
@@ -109,13 +116,16 @@ struct HcPrenormGemmKernel {
     struct SharedStorage {
         uint64_t full_barriers[kNumStages];
         uint64_t empty_barriers[kNumStages];
-        uint32_t is_last;  // kReduce: this CTA arrived last on its m block
+        uint64_t recv_full;  // kClusterReduce: completes when every push into this CTA's receive buffer has landed
+        uint32_t is_last;    // kReduce: this CTA arrived last on its m block
         alignas(1024) uint8_t a[kNumStages][kABytes];
         alignas(1024) uint8_t b[kNumStages][kBBytes];
     };
-    static constexpr int kSmemBytes = static_cast<int>(sizeof(SharedStorage));
-    // The host planner's formula (heuristics::hc_prenorm_smem_bytes) must match the struct exactly.
-    static_assert(kSmemBytes == 1024 + kNumStages * (kABytes + kBBytes), "shared-memory plan drifted from its formula");
+    // The cluster sum's receive buffer follows the storage (kRecvBytes, 0 without a cluster sum).
+    static constexpr int kSmemBytes = static_cast<int>(sizeof(SharedStorage) + kRecvBytes);
+    // The host planner's formula (heuristics::hc_prenorm_smem_bytes) must match the layout exactly.
+    static_assert(kSmemBytes == 1024 + kNumStages * (kABytes + kBBytes) + kRecvBytes,
+                  "shared-memory plan drifted from its formula");
     static_assert(kSmemBytes <= 232448, "exceeds the 227 KB of dynamic shared memory per block on SM90");
 
     struct Chunk {
@@ -311,66 +321,64 @@ struct HcPrenormGemmKernel {
         return true;
     }
 
-    // kClusterReduce: the cluster's S partials of this m-block summed through distributed shared memory and stored.
-    // Piece u of the tile (u = 128 j + t: float4 j of thread t's fragment, rows 16w + g and + 8 of t = 32w + 4g + q,
-    // columns 8j + 2q, + 1) is summed by thread u % 128 of rank u / 128 % S, over ranks 0..S-1 in order.
+    // The bytes rank `rank` receives: S float4 per thread for each piece group it owns, and the squares on the last.
+    TESSERA_DEVICE static constexpr uint32_t recv_bytes_of(uint32_t rank) {
+        constexpr uint32_t kG = kGroups, kS = kClusterSize;
+        const uint32_t owned = rank < kG ? (kG - 1 - rank) / kS + 1 : 0u;  // groups j = rank, rank + S, ... below N / 8
+        return owned * kClusterSize * kNumMathThreads * 16 +
+               (rank == kClusterSize - 1 ? kClusterSize * kBlockM * 4 : 0u);
+    }
+
+    // kClusterReduce: the cluster's S partials of this m-block summed into D and sqr_sum. Thread t's float4 j holds
+    // rows 16w + g and + 8, columns 8j + 2q and + 1 (t = 32w + 4g + q); rank j % S adds them over the ranks in order.
     TESSERA_DEVICE static void reduce_cluster(const Params& p, SharedStorage& smem, const Chunk& c, uint32_t warp,
                                               uint32_t lane, const float (&acc)[kAccRegs], const float (&sq)[2]) {
-        constexpr uint32_t kPieces = kN / 8 * kNumMathThreads;
         const uint32_t t = warp * 32 + lane, q = lane % 4;
-        const uint32_t part = ptx::smem_addr(smem.a[0]);  // every stage the producer filled has been consumed
-        // The partials land on other warps' A rows: every math warp is past its last reads of the stages (its A
-        // fragments and its sums of squares) before any warp overwrites them.
-        ptx::named_barrier_sync(1, kNumMathThreads);
+        const uint32_t rank = ptx::cluster_cta_rank(), last = kClusterSize - 1;
+        const uint32_t recv = ptx::smem_addr(&smem) + static_cast<uint32_t>(sizeof(SharedStorage));
+        const uint32_t bar = ptx::smem_addr(&smem.recv_full);
+        ptx::cluster_wait();  // every receive barrier of the cluster is set up (each CTA arrived after its init)
 #pragma unroll
-        for (int j = 0; j < kN / 8; ++j)
-            ptx::st_shared_v4(part + (j * kNumMathThreads + t) * 16, acc[4 * j], acc[4 * j + 1], acc[4 * j + 2],
-                              acc[4 * j + 3]);
-        if (q == 0) {
-            const uint32_t row = 16 * warp + lane / 4;
-            ptx::st_shared_f32(part + (kBlockM * kN + row) * 4, sq[0]);
-            ptx::st_shared_f32(part + (kBlockM * kN + row + 8) * 4, sq[1]);
+        for (int j = 0; j < kGroups; ++j) {
+            const uint32_t owner = static_cast<uint32_t>(j) % kClusterSize, slot = static_cast<uint32_t>(j) / kClusterSize;
+            const uint32_t dst = recv + ((slot * kClusterSize + rank) * kNumMathThreads + t) * 16;
+            ptx::st_async_v4(ptx::map_shared_rank(dst, owner), acc[4 * j], acc[4 * j + 1], acc[4 * j + 2],
+                             acc[4 * j + 3], ptx::map_shared_rank(bar, owner));
         }
-        ptx::cluster_arrive();  // release: the partials are visible to the cluster after the wait (acquire)
-        ptx::cluster_wait();
-        const uint32_t rank = ptx::cluster_cta_rank();
+        if (q == 0) {
+            const uint32_t dst = recv + kRecvPieceBytes + (rank * kBlockM + 16 * warp + lane / 4) * 4;
+            ptx::st_async_f32(ptx::map_shared_rank(dst, last), sq[0], ptx::map_shared_rank(bar, last));
+            ptx::st_async_f32(ptx::map_shared_rank(dst + 32, last), sq[1], ptx::map_shared_rank(bar, last));
+        }
+        if (recv_bytes_of(rank) == 0) return;  // nothing to receive: no CTA reads or writes this one's memory again
+        ptx::mbarrier_wait_cluster(bar, 0);  // the pushes' bytes have landed and are visible to this CTA's threads
+        const uint8_t* recv_ptr = reinterpret_cast<const uint8_t*>(&smem) + sizeof(SharedStorage);
+        const float4* pieces = reinterpret_cast<const float4*>(recv_ptr);
+        const float* squares = reinterpret_cast<const float*>(recv_ptr + kRecvPieceBytes);
         const uint32_t row0 = c.m_block * kBlockM;
-#pragma unroll 1
-        for (uint32_t u = rank * kNumMathThreads + t; u < kPieces; u += kClusterSize * kNumMathThreads) {
+        const uint32_t r0 = row0 + 16 * warp + lane / 4, col = 2 * q;
+#pragma unroll
+        for (int slot = 0; slot < kSlots; ++slot) {
+            const uint32_t j = static_cast<uint32_t>(slot) * kClusterSize + rank;
+            if (j >= static_cast<uint32_t>(kGroups)) break;
             float x = 0.f, y = 0.f, z = 0.f, w = 0.f;
 #pragma unroll
-            for (int s = 0; s < kClusterSize; ++s) {
-                float vx, vy, vz, vw;
-                ptx::ld_shared_cluster_v4(ptx::map_shared_rank(part + u * 16, s), vx, vy, vz, vw);
-                x += vx;
-                y += vy;
-                z += vz;
-                w += vw;
+            for (int src = 0; src < kClusterSize; ++src) {
+                const float4 v = pieces[(slot * kClusterSize + src) * kNumMathThreads + t];
+                x += v.x;
+                y += v.y;
+                z += v.z;
+                w += v.w;
             }
-            const uint32_t j = u / kNumMathThreads, ut = u % kNumMathThreads, ul = ut % 32;
-            const uint32_t r0 = row0 + 16 * (ut / 32) + ul / 4, col = 8 * j + 2 * (ul % 4);
-            if (r0 < p.m) ptx::st_global_v2(p.d + static_cast<uint64_t>(r0) * p.ld_d + col, x, y);
-            if (r0 + 8 < p.m) ptx::st_global_v2(p.d + static_cast<uint64_t>(r0 + 8) * p.ld_d + col, z, w);
+            if (r0 < p.m) ptx::st_global_v2(p.d + static_cast<uint64_t>(r0) * p.ld_d + 8 * j + col, x, y);
+            if (r0 + 8 < p.m) ptx::st_global_v2(p.d + static_cast<uint64_t>(r0 + 8) * p.ld_d + 8 * j + col, z, w);
         }
-        // The rows' sums of squares: 16 threads of the last rank, four rows each.
-        if (rank == kClusterSize - 1 && t < kBlockM / 4) {
-            float v[4] = {0.f, 0.f, 0.f, 0.f};
+        if (rank == last && t < kBlockM) {
+            float v = 0.f;
 #pragma unroll
-            for (int s = 0; s < kClusterSize; ++s) {
-                float vx, vy, vz, vw;
-                ptx::ld_shared_cluster_v4(ptx::map_shared_rank(part + (kBlockM * kN + 4 * t) * 4, s), vx, vy, vz, vw);
-                v[0] += vx;
-                v[1] += vy;
-                v[2] += vz;
-                v[3] += vw;
-            }
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-                if (row0 + 4 * t + i < p.m) p.sqr_sum[row0 + 4 * t + i] = v[i];
+            for (int src = 0; src < kClusterSize; ++src) v += squares[src * kBlockM + t];
+            if (row0 + t < p.m) p.sqr_sum[row0 + t] = v;
         }
-        // No CTA leaves (its shared memory) while a peer may still read its partial.
-        ptx::cluster_arrive();
-        ptx::cluster_wait();
     }
 
     // D rows (16w + g, + 8), columns 8j + 2q, + 1 of `split`'s slice; lane q == 0 writes the rows' sums of squares.
@@ -417,17 +425,22 @@ struct HcPrenormGemmKernel {
             ptx::prefetch_tensormap(p.tensor_map_a);
             ptx::prefetch_tensormap(p.tensor_map_b);
             prims::init_ring<kNumStages>(smem.full_barriers, smem.empty_barriers, kNumMathThreads / 32);
+            if constexpr (kClusterReduce) {
+                // One arrival (this one) and the bytes the peers push; their pushes may land before or after.
+                ptx::mbarrier_init(ptx::smem_addr(&smem.recv_full), 1);
+                ptx::mbarrier_arrive_expect_tx(ptx::smem_addr(&smem.recv_full), recv_bytes_of(ptx::cluster_cta_rank()));
+            }
             ptx::fence_mbarrier_init();
         }
         prims::sync_after_init<1>();
+        // This CTA's receive barrier is set up (published by the init fence); a thread's first push waits for the
+        // whole cluster's.
+        if constexpr (kClusterReduce) ptx::cluster_arrive_relaxed();
 
         if (warp == kProducerWarp) {
             if (ptx::elect_one()) produce(p, smem, c);
-            if constexpr (kClusterReduce) {  // the producer warp takes part in the consumers' two cluster barriers
+            if constexpr (kClusterReduce) {  // each arrival is matched by a wait before the thread exits
                 __syncwarp();
-                ptx::cluster_arrive();
-                ptx::cluster_wait();
-                ptx::cluster_arrive();
                 ptx::cluster_wait();
             }
         } else {
