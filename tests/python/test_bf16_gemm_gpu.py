@@ -15,6 +15,13 @@ NK = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512), (7168, 16384), (40
 LAYOUTS = {"nt": g.bf16_gemm_nt, "nn": g.bf16_gemm_nn, "tn": g.bf16_gemm_tn, "tt": g.bf16_gemm_tt}
 
 
+def every_layout(shapes):
+    # Each shape in each layout it can take: an MN-major operand needs its M (N) % 8 == 0 (16-byte row strides for
+    # TMA), a K-major one K % 8 == 0.
+    return [(layout, m, n, k) for m, n, k in shapes for layout in LAYOUTS
+            if not (layout[0] == "t" and m % 8) and not (layout[1] == "n" and n % 8)]
+
+
 def operands(m, n, k, layout):
     """(a, b) as the layout's function takes them, and the [M, K], [N, K] values they hold."""
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
@@ -67,24 +74,18 @@ def test_fp32_output_without_c():
     check(128, 4096, 7168, layout="tt", out=torch.float32)
 
 
-@pytest.mark.parametrize("layout", list(LAYOUTS))
-@pytest.mark.parametrize("m,n,k", [(1, 64, 64), (7, 72, 136), (65, 200, 1000), (129, 392, 2056), (300, 8, 8),
-                                   (1000, 1000, 2000), (4097, 136, 128)])
+@pytest.mark.parametrize("layout,m,n,k", every_layout([(1, 64, 64), (7, 72, 136), (65, 200, 1000), (129, 392, 2056),
+                                                     (300, 8, 8), (1000, 1000, 2000), (4097, 136, 128)]))
 def test_odd_shapes_every_layout(layout, m, n, k):
-    # MN-major operands need M (N) % 8 == 0; K-major ones K % 8 == 0.
-    if (layout[0] == "t" and m % 8) or (layout[1] == "n" and n % 8):
-        pytest.skip("MN-major rows need 16-byte strides")
     check(m, n, k, layout=layout)
     check(m, n, k, layout=layout, out=torch.float32, with_c=True)
 
 
-@pytest.mark.parametrize("layout", list(LAYOUTS))
-@pytest.mark.parametrize("m,n,k", [(1, 576, 7168), (5, 1000, 4000), (100, 520, 3000), (128, 576, 7128)])
+@pytest.mark.parametrize("layout,m,n,k", every_layout([(1, 576, 7168), (5, 1000, 4000), (100, 520, 3000),
+                                                     (128, 576, 7128)]))
 def test_split_k_decode_every_layout(layout, m, n, k):
     # The planner splits these over clusters (its CPU test says why); ragged M, N and K edges, then bitwise repeats
     # (the cluster sums its partials in rank order).
-    if (layout[0] == "t" and m % 8) or (layout[1] == "n" and n % 8):
-        pytest.skip("MN-major rows need 16-byte strides")
     text = tessera._C.bf16_gemm_config(m, n, k, layout[0] == "t", layout[1] == "n", False, False,
                                        torch.cuda.current_device())
     assert "split-K" in text, text
@@ -101,13 +102,11 @@ def test_split_k_decode_every_layout(layout, m, n, k):
         assert torch.equal(again, first), "split-K results differ between calls"
 
 
-@pytest.mark.parametrize("layout", list(LAYOUTS))
-@pytest.mark.parametrize("m,n,k", [(1, 4096, 7168), (1, 2112, 7168), (100, 1032, 3000), (128, 4096, 7128)])
+@pytest.mark.parametrize("layout,m,n,k", every_layout([(1, 4096, 7168), (1, 2112, 7168), (100, 1032, 3000),
+                                                     (128, 4096, 7128)]))
 def test_one_wave_decode_plans_run_whole_k(layout, m, n, k):
     # Tiles that fill one wave run over the whole K (no split-K) in the K-major layouts (its CPU test says why): the
     # narrow tiles, deep rings and 8-row A stages those plans take; ragged edges; with C.
-    if (layout[0] == "t" and m % 8) or (layout[1] == "n" and n % 8):
-        pytest.skip("MN-major rows need 16-byte strides")
     if layout == "nt":
         text = tessera._C.bf16_gemm_config(m, n, k, False, False, False, False, torch.cuda.current_device())
         assert "split-K" not in text, text
