@@ -132,11 +132,14 @@ Bf16GemmConfig choose_bf16_gemm_config(const Bf16GemmProblem& p) {
                   " n=", p.n, " k=", p.k, p.block_n_multiple > 1 ? " with block N a multiple of lcm(16, " : "",
                   p.block_n_multiple > 1 ? std::to_string(p.block_n_multiple) + ") by set_block_size_multiple_of" : "");
     best.num_sms = p.num_sms;
-    // Split-K pays where the unsplit plan leaves SMs idle. Tiles that fill at least 95 % of one wave stream from
-    // every SM already; splitting them adds the cluster reduction and a pipeline fill per split (1x4096x7168: split 4
-    // of 64x128 tiles took 36.6 us where DeepGEMM's one wave of full-K 32-column tiles took 29.5, on an H100).
+    // Split-K pays where the unsplit plan leaves SMs idle. Decode tiles (M <= 128, B's stream dominates) that fill at
+    // least 95 % of one wave stream from every SM already; splitting them adds the cluster reduction and a pipeline
+    // fill per split (1x4096x7168: split 4 of 64x128 tiles took 36.6 us where one wave of full-K 32-column tiles took
+    // 29.5, on an H100). Taller problems keep the split: 4096x256x7168 into FP32 ran 45.2 us as one full-K wave of
+    // 128x64 tiles against DeepGEMM's 38.0.
     const std::int64_t unsplit_tiles = ceil_div(p.m, best.block_m) * ceil_div(p.n, best.block_n);
-    const bool fills_one_wave = unsplit_tiles <= p.num_sms && unsplit_tiles * 20 >= std::int64_t{p.num_sms} * 19;
+    const bool fills_one_wave = p.m <= 128 && unsplit_tiles <= p.num_sms &&
+                                unsplit_tiles * 20 >= std::int64_t{p.num_sms} * 19;
     if (p.dense && p.num_groups == 1 && !fills_one_wave) choose_split_k(p, best_cost, floor, best);
     best.smem_bytes =
         bf16_gemm_smem_bytes(best.block_m, best.block_n, best.num_stages, p.out_f32, best.split_k > 1, best.a_rows);

@@ -109,6 +109,11 @@ TEST(Bf16GemmPlan, OneWaveOfTilesRunsWholeK) {
         EXPECT_LE(tiles, p.num_sms);
         EXPECT_GE(tiles * 20, std::int64_t{p.num_sms} * 19);
     }
+    // Not a decode row: one full-K wave of 128x64 tiles into FP32 lost to the split plan there (45.2 us against
+    // DeepGEMM's 38.0 on an H100).
+    Bf16GemmProblem tall{4096, 256, 7168, false, false, true};
+    tall.dense = true;
+    EXPECT_GT(choose_bf16_gemm_config(tall).split_k, 1) << choose_bf16_gemm_config(tall).describe();
 }
 
 // A dense problem of at most 64 rows never takes a 128-row tile, split or not (byte-floor ties used to pick the larger
