@@ -105,8 +105,8 @@ def test_split_k_decode_every_layout(layout, m, n, k):
 @pytest.mark.parametrize("layout,m,n,k", every_layout([(1, 4096, 7168), (1, 2112, 7168), (100, 1032, 3000),
                                                      (128, 4096, 7128)]))
 def test_one_wave_decode_plans_run_whole_k(layout, m, n, k):
-    # Tiles that fill one wave run over the whole K (no split-K) in the K-major layouts (its CPU test says why): the
-    # narrow tiles, deep rings and 8-row A stages those plans take; ragged edges; with C.
+    # Tiles that fill one wave run over the whole K, no split-K (its CPU test says why; the plan is asserted for nt,
+    # every layout runs): the narrow tiles, deep rings and 8-row A stages those plans take; ragged edges; with C.
     if layout == "nt":
         text = tessera._C.bf16_gemm_config(m, n, k, False, False, False, False, torch.cuda.current_device())
         assert "split-K" not in text, text
