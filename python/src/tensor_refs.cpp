@@ -328,6 +328,11 @@ TensorRef to_ref(nb::handle obj, const char* name) {
     return ref;
 }
 
+bool is_torch_tensor(nb::handle obj) {
+    Torch* api = torch_api();
+    return api != nullptr && PyObject_IsInstance(obj.ptr(), api->tensor_type) == 1;
+}
+
 std::optional<TensorRef> to_optional_ref(nb::handle obj, const char* name) {
     if (obj.is_none()) return std::nullopt;
     return to_ref(obj, name);

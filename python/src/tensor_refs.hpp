@@ -16,6 +16,8 @@ namespace tessera::py {
 // argument's name in errors.
 TensorRef to_ref(nanobind::handle obj, const char* name);
 std::optional<TensorRef> to_optional_ref(nanobind::handle obj, const char* name);
+// Whether obj is a torch.Tensor (false while torch is not loaded).
+bool is_torch_tensor(nanobind::handle obj);
 // The stream to launch on: the caller's, else torch's current stream of the tensor's device, else the default.
 Stream stream_for(const TensorRef& t, std::optional<std::uintptr_t> stream);
 // Whether torch's DLPack C exchange table is in use (tests).
