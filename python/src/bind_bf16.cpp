@@ -54,13 +54,12 @@ void bind_bf16(nb::module_& m) {
     m.def(
         "bf16_gemm_nt_entry",
         [](nb::handle a, nb::handle b, nb::handle d, nb::handle c, nb::handle compiled_dims) -> nb::object {
-            if ((c.is_none() || c.ptr() == d.ptr()) && is_torch_tensor(a) && is_torch_tensor(b) &&
-                is_torch_tensor(d)) {
-                const TensorRef ra = to_ref(a, "a"), rb = to_ref(b, "b"), rd = to_ref(d, "d");
-                if (common_bf16_call(ra, rb, rd)) {
-                    const Stream s = stream_for(ra, std::nullopt);
+            if (c.is_none() || c.ptr() == d.ptr()) {
+                const std::optional<TensorRef> ra = try_torch_ref(a), rb = try_torch_ref(b), rd = try_torch_ref(d);
+                if (ra && rb && rd && common_bf16_call(*ra, *rb, *rd)) {
+                    const Stream s = stream_for(*ra, std::nullopt);
                     nb::gil_scoped_release release;
-                    bf16_gemm_nt(ra, rb, rd, c.is_none() ? nullptr : &rd, s);
+                    bf16_gemm_nt(*ra, *rb, *rd, c.is_none() ? nullptr : &*rd, s);
                     return nb::none();
                 }
             }

@@ -328,9 +328,15 @@ TensorRef to_ref(nb::handle obj, const char* name) {
     return ref;
 }
 
-bool is_torch_tensor(nb::handle obj) {
+std::optional<TensorRef> try_torch_ref(nb::handle obj) {
     Torch* api = torch_api();
-    return api != nullptr && PyObject_IsInstance(obj.ptr(), api->tensor_type) == 1;
+    if (api == nullptr || PyObject_IsInstance(obj.ptr(), api->tensor_type) != 1) return std::nullopt;
+    try {
+        return from_torch(*api, obj, "tensor");
+    } catch (const std::exception&) {  // a dtype or rank the binding has no name for, a tensor without storage
+        PyErr_Clear();
+        return std::nullopt;
+    }
 }
 
 std::optional<TensorRef> to_optional_ref(nb::handle obj, const char* name) {

@@ -30,6 +30,12 @@ def test_public_name_is_the_cpp_entry():
         g.bf16_gemm_nt([[1.0]], bf16(4, 8), bf16(4, 4), None, "nk")
     with pytest.raises(tessera.InvalidArgument, match="bf16_gemm_nt: argument 'a': expected a CUDA tensor"):
         g.bf16_gemm_nt(bf16(4, 8), bf16(4, 8), bf16(4, 4), compiled_dims="mn")
+    # tensors the binding has no dtype for reach the Python path too, which names the op and the dtype
+    with pytest.raises(tessera.TypeMismatch, match="bf16_gemm_nt: argument 'a': expected dtype bfloat16, got int16"):
+        g.bf16_gemm_nt(torch.zeros(4, 8, dtype=torch.int16), bf16(4, 8), bf16(4, 4))
+    with pytest.raises(tessera.TypeMismatch, match="bf16_gemm_nt: argument 'd': expected dtype bfloat16 or float32, "
+                                                   "got bool"):
+        g.bf16_gemm_nt(bf16(4, 8), bf16(4, 8), torch.zeros(4, 4, dtype=torch.bool))
 
 
 def test_shapes_are_named():
