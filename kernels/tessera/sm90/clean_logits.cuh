@@ -46,8 +46,9 @@ struct CleanLogitsKernel {
     static constexpr uint32_t kNegInfWord = kOutBf16 ? 0xff80ff80u : 0xff800000u;
 
     TESSERA_DEVICE static void store_one(uint8_t* row, int32_t j) {
-        if constexpr (kOutBf16) *reinterpret_cast<uint16_t*>(row + j * 2) = static_cast<uint16_t>(0xff80u);
-        else *reinterpret_cast<uint32_t*>(row + j * 4) = kNegInfWord;
+        uint8_t* const at = row + static_cast<int64_t>(j) * kElemBytes;  // bytes past 2^31 for j >= 2^29 (FP32)
+        if constexpr (kOutBf16) *reinterpret_cast<uint16_t*>(at) = static_cast<uint16_t>(0xff80u);
+        else *reinterpret_cast<uint32_t*>(at) = kNegInfWord;
     }
 
     // A segment of at least this many bytes goes out as bulk copies: on an H100 the element-store kernel won below
