@@ -248,6 +248,11 @@ TEST(Bf16GemmPlan, FewRowsPerGroupTakeSixtyFourRowTilesNoWiderThanN) {
         EXPECT_EQ(c.block_n, r.block_n);
         EXPECT_GE(c.num_stages, r.min_stages);
     }
+    for (std::int64_t m : {1, 64}) {  // a layout that fixes 128-row tiles keeps them, however few the rows
+        Bf16GemmProblem contiguous{m, 4096, 7168};
+        contiguous.block_m = 128;
+        EXPECT_EQ(choose_bf16_gemm_config(contiguous).block_m, 128) << m;
+    }
     for (std::int64_t n : {8, 72, 128, 200}) {  // a tile never wider than N rounded up to its column step
         Bf16GemmProblem p{4096, n, 4096};
         EXPECT_LE(choose_bf16_gemm_config(p).block_n, (n + 15) / 16 * 16) << n;
