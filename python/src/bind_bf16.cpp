@@ -35,10 +35,45 @@ void def_dense_gemm(nb::module_& m, const char* name, DenseGemm gemm) {
         nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("c") = nb::none(), nb::arg("stream") = nb::none());
 }
 
+// The common cached bf16_gemm_nt call, which the entry below launches itself: torch tensors a, b (BF16) and d (BF16
+// or FP32), 2-D on the GPU, with matching shapes and K > 0. Anything else (errors included) takes the Python path.
+bool common_bf16_call(const TensorRef& a, const TensorRef& b, const TensorRef& d) {
+    const auto on_gpu_2d = [](const TensorRef& t) { return t.ndim == 2 && t.device.kind == DeviceKind::kCuda; };
+    return on_gpu_2d(a) && on_gpu_2d(b) && on_gpu_2d(d) && a.dtype == DType::kBFloat16 &&
+           b.dtype == DType::kBFloat16 && (d.dtype == DType::kBFloat16 || d.dtype == DType::kFloat32) &&
+           a.shape[1] > 0 && b.shape[1] == a.shape[1] && d.shape[0] == a.shape[0] && d.shape[1] == b.shape[0];
+}
+
 }  // namespace
 
 void bind_bf16(nb::module_& m) {
     def_dense_gemm(m, "bf16_gemm_nt", &bf16_gemm_nt);
+    // tessera.bf16_gemm_nt itself: the common cached call (above; c absent or d itself) launches from here with no
+    // Python frame, as fp8_gemm_nt's entry does; every other case goes to tessera.bf16_gemm._bf16_gemm_nt_py, which
+    // gives the same results and messages.
+    m.def(
+        "bf16_gemm_nt_entry",
+        [](nb::handle a, nb::handle b, nb::handle d, nb::handle c, nb::handle compiled_dims) -> nb::object {
+            if (c.is_none() || c.ptr() == d.ptr()) {
+                const std::optional<TensorRef> ra = try_torch_ref(a), rb = try_torch_ref(b), rd = try_torch_ref(d);
+                if (ra && rb && rd && common_bf16_call(*ra, *rb, *rd)) {
+                    const Stream s = stream_for(*ra, std::nullopt);
+                    nb::gil_scoped_release release;
+                    bf16_gemm_nt(*ra, *rb, *rd, c.is_none() ? nullptr : &*rd, s);
+                    return nb::none();
+                }
+            }
+            // Looked up under the GIL without a function-local static (see fp8_gemm_nt_entry).
+            static PyObject* slow = nullptr;
+            if (slow == nullptr) {
+                nb::object fn = nb::module_::import_("tessera.bf16_gemm").attr("_bf16_gemm_nt_py");
+                slow = fn.release().ptr();
+            }
+            return nb::handle(slow)(a, b, d, c, compiled_dims);
+        },
+        nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("c") = nb::none(), nb::arg("compiled_dims") = "nk",
+        "D = C + A @ B^T with A [M, K] and B [N, K] BF16 (either major), D BF16 or FP32; c, when given, has d's shape "
+        "and dtype and may be d itself (DeepGEMM's bf16_gemm_nt).");
     // cuBLASLt: `handle` is a framework's cuBLAS handle (torch's, when cublaslt_framework_handle() says so).
     m.def(
         "cublaslt_gemm_nt",

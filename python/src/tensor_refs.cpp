@@ -328,6 +328,17 @@ TensorRef to_ref(nb::handle obj, const char* name) {
     return ref;
 }
 
+std::optional<TensorRef> try_torch_ref(nb::handle obj) {
+    Torch* api = torch_api();
+    if (api == nullptr || PyObject_IsInstance(obj.ptr(), api->tensor_type) != 1) return std::nullopt;
+    try {
+        return from_torch(*api, obj, "tensor");
+    } catch (const std::exception&) {  // a dtype or rank the binding has no name for, a tensor without storage
+        PyErr_Clear();
+        return std::nullopt;
+    }
+}
+
 std::optional<TensorRef> to_optional_ref(nb::handle obj, const char* name) {
     if (obj.is_none()) return std::nullopt;
     return to_ref(obj, name);

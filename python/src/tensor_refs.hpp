@@ -16,6 +16,9 @@ namespace tessera::py {
 // argument's name in errors.
 TensorRef to_ref(nanobind::handle obj, const char* name);
 std::optional<TensorRef> to_optional_ref(nanobind::handle obj, const char* name);
+// obj as a TensorRef when it is a torch.Tensor this binding can represent; nullopt otherwise (a fast path then hands
+// the call to the Python implementation, whose checks name the argument as the op does).
+std::optional<TensorRef> try_torch_ref(nanobind::handle obj);
 // The stream to launch on: the caller's, else torch's current stream of the tensor's device, else the default.
 Stream stream_for(const TensorRef& t, std::optional<std::uintptr_t> stream);
 // Whether torch's DLPack C exchange table is in use (tests).

@@ -14,9 +14,13 @@ def _bf16_gemm(op, a, b, d, c):
     _gemm(op, a, b, d, c, _C.bf16_gemm_nt)
 
 
-def bf16_gemm_nt(a, b, d, c=None, compiled_dims="nk"):
-    """a [M, K], b [N, K]."""
+def _bf16_gemm_nt_py(a, b, d, c=None, compiled_dims="nk"):
+    """a [M, K], b [N, K]. The general path: tessera.bf16_gemm_nt is _C.bf16_gemm_nt_entry, which launches the common
+    cached call itself and hands every other case (a separate c, K = 0, empty outputs, errors) to this function."""
     _bf16_gemm("bf16_gemm_nt", a, b, d, c)
+
+
+bf16_gemm_nt = _C.bf16_gemm_nt_entry
 
 
 def bf16_gemm_nn(a, b, d, c=None, compiled_dims="nk"):

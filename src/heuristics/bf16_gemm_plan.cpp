@@ -50,7 +50,7 @@ void choose_split_k(const Bf16GemmProblem& p, double unsplit_cost, double floor,
     for (int split : {2, 4, 8}) {
         if (split > kb) break;
         for (int block_m : {64, 128}) {
-            if (block_m == 128 && p.m <= 64) continue;  // a 128-row tile would compute empty rows
+            if (p.block_m == 0 && block_m == 128 && p.m <= 64) continue;  // a 128-row tile would compute empty rows
             for (int block_n = n_step; block_n <= 256; block_n += n_step) {
                 if (p.mn_major_b && block_n % 64 != 0) continue;
                 const int a_rows = narrow_a_rows(p, block_m);
@@ -103,11 +103,16 @@ Bf16GemmConfig choose_bf16_gemm_config(const Bf16GemmProblem& p) {
     double best_cost = std::numeric_limits<double>::max();
     for (int block_m : {64, 128}) {
         if (p.block_m > 0 && block_m != p.block_m) continue;
-        // A dense problem of at most 64 rows: a 128-row tile computes empty rows and halves the stages. Without this,
-        // plans whose cost is the byte floor tie and the larger tile won (1x24576x1536 took 128x208: 1.24x
-        // DeepGEMM's time; 1x129280x7168 into FP32 128x160: 1.68x). The grouped kinds are not measured yet.
-        if (p.dense && p.num_groups == 1 && block_m == 128 && p.m <= 64) continue;
-        for (int block_n = n_step; block_n <= 256; block_n += n_step) {
+        // At most 64 rows (per group), where the layout leaves the tile's rows free: a 128-row tile computes empty
+        // rows and halves the stages. Without this, plans whose cost is the byte floor tie and the larger tile won
+        // (dense 1x24576x1536 took 128x208: 1.24x DeepGEMM's time; 1x129280x7168 into FP32 128x160: 1.68x; einsum
+        // 'bhr,hdr->bhd' at 4 rows and 128 heads 128x144 with 5 stages: 1.54x).
+        if (p.block_m == 0 && block_m == 128 && p.m <= 64) continue;
+        // Nor a tile wider than N needs (N rounded up to the column step): its extra columns are never loaded but
+        // take stages' room (einsum's 128-column heads took 144- to 208-column tiles).
+        const int n_align = p.mn_major_b ? std::lcm(n_step, 64) : n_step;
+        const int n_cap = static_cast<int>(std::min<std::int64_t>(256, ceil_div(p.n, n_align) * n_align));
+        for (int block_n = n_step; block_n <= n_cap; block_n += n_step) {
             if (p.mn_major_b && block_n % 64 != 0) continue;  // MN-major B arrives in 64-column boxes
             const int a_rows = narrow_a_rows(p, block_m);
             int stages = 0;

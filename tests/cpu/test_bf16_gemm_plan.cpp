@@ -226,3 +226,37 @@ TEST(Bf16GemmPlan, BatchSumCoversTheBatchOnce) {
     Bf16GemmProblem odd{100, 128, 64, false, false, true, true};
     EXPECT_THROW(choose_bf16_batch_sum_config(odd), tessera::Error);
 }
+
+// Every kind plans at most 64 rows (per group) on 64-row tiles, never wider than N needs: einsum's 128-column heads of
+// 4-32 rows took 128x144-128x208 tiles with 4-5 stages (1.26-1.54x DeepGEMM's time, whose plan for them is one
+// narrow tile of each head with all of K in flight); masked experts of 20 expected rows took 128x208 (DeepGEMM 64x256).
+TEST(Bf16GemmPlan, FewRowsPerGroupTakeSixtyFourRowTilesNoWiderThanN) {
+    struct Row {
+        std::int64_t m, n, k;
+        bool mn_b;
+        int groups, block_m, block_n, min_stages;
+    };
+    for (const Row r : {Row{4, 128, 512, false, 128, 64, 128, 8}, Row{32, 128, 512, false, 128, 64, 128, 8},
+                        Row{4, 512, 128, true, 128, 64, 256, 3}, Row{20, 6144, 7168, false, 32, 64, 256, 4},
+                        Row{20, 4096, 2048, false, 6, 64, 256, 4}}) {
+        Bf16GemmProblem p{r.m, r.n, r.k, false, r.mn_b};
+        p.num_groups = r.groups;
+        const Bf16GemmConfig c = choose_bf16_gemm_config(p);
+        SCOPED_TRACE(testing::Message() << r.m << "x" << r.n << "x" << r.k << " groups " << r.groups << ": "
+                                        << c.describe());
+        EXPECT_EQ(c.block_m, r.block_m);
+        EXPECT_EQ(c.block_n, r.block_n);
+        EXPECT_GE(c.num_stages, r.min_stages);
+    }
+    for (std::int64_t m : {1, 64}) {  // a layout that fixes 128-row tiles keeps them, however few the rows
+        Bf16GemmProblem contiguous{m, 4096, 7168};
+        contiguous.block_m = 128;
+        EXPECT_EQ(choose_bf16_gemm_config(contiguous).block_m, 128) << m;
+    }
+    for (std::int64_t n : {8, 72, 128, 200}) {  // a tile never wider than N rounded up to its column step
+        Bf16GemmProblem p{4096, n, 4096};
+        EXPECT_LE(choose_bf16_gemm_config(p).block_n, (n + 15) / 16 * 16) << n;
+        p.mn_major_b = true;
+        EXPECT_LE(choose_bf16_gemm_config(p).block_n, (n + 63) / 64 * 64) << n;
+    }
+}

@@ -22,6 +22,22 @@ def test_dtypes_are_named():
         g.bf16_gemm_nt(bf16(4, 8), (bf16(4, 8), None), bf16(4, 4))
 
 
+def test_public_name_is_the_cpp_entry():
+    # The cached common call launches from C++ (host time); anything it does not take goes to the Python path, with
+    # the same arguments (compiled_dims positional or named) and the same messages.
+    assert tessera.bf16_gemm_nt is tessera._C.bf16_gemm_nt_entry is g.bf16_gemm_nt
+    with pytest.raises(tessera.TypeMismatch, match="bf16_gemm_nt: argument 'a': expected a torch.Tensor, got list"):
+        g.bf16_gemm_nt([[1.0]], bf16(4, 8), bf16(4, 4), None, "nk")
+    with pytest.raises(tessera.InvalidArgument, match="bf16_gemm_nt: argument 'a': expected a CUDA tensor"):
+        g.bf16_gemm_nt(bf16(4, 8), bf16(4, 8), bf16(4, 4), compiled_dims="mn")
+    # tensors the binding has no dtype for reach the Python path too, which names the op and the dtype
+    with pytest.raises(tessera.TypeMismatch, match="bf16_gemm_nt: argument 'a': expected dtype bfloat16, got int16"):
+        g.bf16_gemm_nt(torch.zeros(4, 8, dtype=torch.int16), bf16(4, 8), bf16(4, 4))
+    with pytest.raises(tessera.TypeMismatch, match="bf16_gemm_nt: argument 'd': expected dtype bfloat16 or float32, "
+                                                   "got bool"):
+        g.bf16_gemm_nt(bf16(4, 8), bf16(4, 8), torch.zeros(4, 4, dtype=torch.bool))
+
+
 def test_shapes_are_named():
     with pytest.raises(tessera.InvalidArgument, match=r"argument 'b': expected K = 8 \(from a\), got shape \(4, 6\)"):
         g.bf16_gemm_nt(bf16(4, 8), bf16(4, 6), bf16(4, 4))

@@ -125,6 +125,23 @@ def test_c_distinct_from_d_is_added_and_left_alone():
     assert calc_diff(d, a.double() @ b.double().T + c.double()) < 1e-5
 
 
+@pytest.mark.parametrize("out", [torch.bfloat16, torch.float32])
+def test_cpp_entry_matches_python_path(out):
+    # tessera.bf16_gemm_nt launches the common call (c absent or d itself) from C++; the Python path it hands every
+    # other call to must give the same bits.
+    from tessera.bf16_gemm import _bf16_gemm_nt_py
+    a = torch.randn(129, 1000, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(200, 1000, device="cuda", dtype=torch.bfloat16)
+    for accumulate in (False, True):
+        init = torch.randn(129, 200, device="cuda", dtype=out) if accumulate else torch.full(
+            (129, 200), float("nan"), device="cuda", dtype=out)
+        d_entry, d_py = init.clone(), init.clone()
+        g.bf16_gemm_nt(a, b, d_entry, d_entry if accumulate else None, "nk")
+        _bf16_gemm_nt_py(a, b, d_py, c=d_py if accumulate else None)
+        assert torch.equal(d_entry, d_py)
+        assert calc_diff(d_entry, a.double() @ b.double().T + (init.double() if accumulate else 0)) < 1e-5
+
+
 def test_empty_k_gives_c_or_zeros():
     a, b = torch.empty(64, 0, device="cuda", dtype=torch.bfloat16), torch.empty(32, 0, device="cuda",
                                                                                  dtype=torch.bfloat16)
