@@ -270,10 +270,36 @@ def test_masked_rows_past_masked_m_untouched(groups, m_max, n, k, expected):
     masked_m = torch.tensor(counts, device="cuda", dtype=torch.int32)
     d = torch.full((groups, m_max, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     g.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected)
+    check_masked(a, b, d, counts)
+
+
+def check_masked(a, b, d, counts):
     for grp, c in enumerate(counts):
         assert torch.isnan(d[grp, c:]).all(), f"group {grp}: rows past masked_m written"
         if c:
             assert calc_diff(d[grp, :c], a[grp, :c].double() @ b[grp].double().T) < 1e-5
+
+
+def test_masked_cuda_graph_follows_masked_m():
+    # masked_m is read on the device only: a captured call must follow the values written into it between replays.
+    groups, m_max, n, k = 8, 256, 1024, 1024
+    a = torch.randn(groups, m_max, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16)
+    d = torch.full((groups, m_max, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    first = [100, 0, 256, 17, 200, 128, 1, 64]
+    masked_m = torch.tensor(first, dtype=torch.int32, device="cuda")
+    g.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, 96)  # outside the capture first: compiles and loads the kernel
+    torch.cuda.synchronize()
+    check_masked(a, b, d, first)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        g.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, 96)
+    for values in ([256, 3, 0, 129, 64, 255, 128, 0], [0] * groups, [m_max] * groups, first):
+        masked_m.copy_(torch.tensor(values, dtype=torch.int32))
+        d.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        check_masked(a, b, d, values)
 
 
 @pytest.mark.parametrize("m,n,ks", [(4096, 7168, [1024, 0, 2048, 384]), (256, 512, [128, 0, 256]),

@@ -10,7 +10,7 @@
   out-of-bounds ranges, ranges at the S_kv edges, S not a multiple of the query block, tiny S_kv, KV splits, padded
   strides, negative KV scales, compressed rows cut at max_seqlen_k.
 - The clean kernel alone on unaligned views; CUDA-graph capture; two streams at once; bad inputs raise.
-TESSERA_MQA_BENCH=1 prints DeepGEMM-style timings of the DeepGEMM cases."""
+Timings are bench/run.py's (--suite indexer), not a test's."""
 import os
 
 import pytest
@@ -24,7 +24,6 @@ from tessera import mqa_logits as ml  # noqa: E402
 from tessera.testing import bench_kineto, calc_diff  # noqa: E402
 
 FULL = os.environ.get("TESSERA_MQA_FULL", "0") not in ("", "0")
-BENCH = os.environ.get("TESSERA_MQA_BENCH", "0") not in ("", "0")
 NEG_INF = float("-inf")
 
 
@@ -400,25 +399,3 @@ def test_bad_inputs_raise_runtime_errors():
     raises(tessera.TypeMismatch, "argument 'cu_seq_len_k_end': expected dtype int32", cu_seq_len_k_end=ke.long())
     raises(tessera.InvalidArgument, "argument 'kv_sf': expected the device|argument 'kv_sf': expected a CUDA",
            kv=(kv_fp8, kv_sf.cpu()))
-
-
-@pytest.mark.skipif(not BENCH, reason="TESSERA_MQA_BENCH=1 prints timings")
-def test_bench_deepgemm_cases():
-    sms = tessera.get_num_sms()
-    for case in deepgemm_cases():
-        logits_dtype, compressed, s, s_kv, h, d, cp = case
-        _, _, q_fp8, kv_fp8, kv_sf, weights = make_inputs(s, s_kv, h, d)
-        ks, ke = context_parallel_ranges(s, s_kv) if cp else causal_ranges(s, s_kv)
-        cost = int((ke.long().clamp(max=s_kv) - ks.long()).clamp(min=0).sum().item())
-        max_seqlen_k = int((ke - ks).max().item()) if compressed else 0
-        fn = lambda: ml.fp8_fp4_mqa_logits((q_fp8, None), (kv_fp8, kv_sf), weights, ks, ke,  # noqa: E731
-                                            clean_logits=not compressed, max_seqlen_k=max_seqlen_k,
-                                            logits_dtype=logits_dtype)
-        t, clean_t = bench_kineto(fn, ("mqa_logits", "clean_logits"), suppress_kineto_output=True)
-        elem = 2 if logits_dtype == torch.bfloat16 else 4
-        clean_bytes = (s * s_kv - cost) * elem + 8 * s
-        line = (f" > {case_id(case)}: {2 * cost * h * d / t / 1e12:5.0f} TFLOPS, {t * 1e6:6.0f} us, "
-                f"{cost * h / (t * sms * 1.98e9):5.1f} relu/cyc/SM")
-        if not compressed:
-            line += f" | clean: {clean_t * 1e6:4.0f} us, {clean_bytes / clean_t / 1e9:5.0f} GB/s"
-        print(line)
