@@ -1,5 +1,6 @@
 // Shared/global memory wrappers used by the epilogues and the scale loads: shared-space addresses, stmatrix,
-// vector shared stores, non-coherent global loads and the FP32 <-> BF16x2 / E4M3x4 conversions.
+// vector shared stores, distributed shared-memory loads and st.async pushes into a cluster peer, non-coherent global
+// loads and the FP32 <-> BF16x2 / E4M3x4 conversions.
 #pragma once
 
 #include <tessera/common.cuh>
@@ -62,11 +63,6 @@ TESSERA_DEVICE void ld_shared_v4(uint32_t addr, uint32_t& x, uint32_t& y, uint32
 // wraps st.shared.v2.f32
 TESSERA_DEVICE void st_shared_v2(uint32_t addr, float x, float y) {
     asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
-}
-
-// wraps st.shared.f32
-TESSERA_DEVICE void st_shared_f32(uint32_t addr, float x) {
-    asm volatile("st.shared.f32 [%0], %1;" ::"r"(addr), "f"(x) : "memory");
 }
 
 // wraps st.shared.v4.f32
