@@ -100,7 +100,8 @@ Bf16GemmConfig choose_bf16_gemm_config(const Bf16GemmProblem& p) {
                          static_cast<double>(p.m * p.k * p.num_groups + p.n * p.k * p.num_groups +
                                              out_bytes / 2.0 * p.m * p.n * p.num_groups);
     Bf16GemmConfig best;
-    double best_cost = std::numeric_limits<double>::max();
+    double best_cost = std::numeric_limits<double>::max(), best_stream = 0.0;
+    bool best_at_floor = false;
     for (int block_m : {64, 128}) {
         if (p.block_m > 0 && block_m != p.block_m) continue;
         // At most 64 rows (per group), where the layout leaves the tile's rows free: a 128-row tile computes empty
@@ -122,10 +123,19 @@ Bf16GemmConfig choose_bf16_gemm_config(const Bf16GemmProblem& p) {
             const std::int64_t tiles = ceil_div(p.m, block_m) * ceil_div(p.n, block_n) * p.num_groups;
             const double waves = static_cast<double>(ceil_div(tiles, p.num_sms));
             const double per_k_block = tile_cost_per_k_block(block_m, block_n);
-            const double cost = std::max(waves * kb * per_k_block, floor) * (stages < 4 ? 1.03 : 1.0);
+            const double mainloop = waves * kb * per_k_block;
+            const double cost = std::max(mainloop, floor) * (stages < 4 ? 1.03 : 1.0);
+            // Ties at the byte floor go to the tile whose SMs each stream the fewest operand rows (waves times the
+            // tile's rows plus columns): the larger tile won them and took DeepGEMM's masked 6144x7168 rows at
+            // 64x208 where its 64x144 streams less per SM. Other ties keep the larger tile.
+            const double stream = waves * (block_m + block_n);
+            const bool at_floor = mainloop <= floor && best_at_floor;
             const bool larger = block_m * block_n > best.block_m * best.block_n;
-            if (cost < best_cost * 0.999 || (cost <= best_cost * 1.001 && larger)) {
+            const bool wins_tie = at_floor ? stream < best_stream || (stream == best_stream && larger) : larger;
+            if (cost < best_cost * 0.999 || (cost <= best_cost * 1.001 && wins_tie)) {
                 best_cost = std::min(best_cost, cost);
+                best_stream = stream;
+                best_at_floor = mainloop <= floor;
                 best.block_m = block_m;
                 best.block_n = block_n;
                 best.num_stages = stages;

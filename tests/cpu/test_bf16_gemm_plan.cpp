@@ -238,7 +238,7 @@ TEST(Bf16GemmPlan, FewRowsPerGroupTakeSixtyFourRowTilesNoWiderThanN) {
     };
     for (const Row r : {Row{4, 128, 512, false, 128, 64, 128, 8}, Row{32, 128, 512, false, 128, 64, 128, 8},
                         Row{4, 512, 128, true, 128, 64, 256, 3}, Row{20, 6144, 7168, false, 32, 64, 256, 4},
-                        Row{20, 4096, 2048, false, 6, 64, 256, 4}}) {
+                        Row{20, 4096, 2048, false, 6, 64, 192, 4}}) {
         Bf16GemmProblem p{r.m, r.n, r.k, false, r.mn_b};
         p.num_groups = r.groups;
         const Bf16GemmConfig c = choose_bf16_gemm_config(p);
@@ -247,6 +247,15 @@ TEST(Bf16GemmPlan, FewRowsPerGroupTakeSixtyFourRowTilesNoWiderThanN) {
         EXPECT_EQ(c.block_m, r.block_m);
         EXPECT_EQ(c.block_n, r.block_n);
         EXPECT_GE(c.num_stages, r.min_stages);
+    }
+    // Memory-bound ties go to the tile whose SMs stream the fewest operand rows: DeepGEMM's tiles for these rows.
+    for (const Row r : {Row{20, 6144, 7168, false, 6, 64, 144, 4}, Row{20, 7168, 3072, false, 6, 64, 176, 4},
+                        Row{1, 24576, 1536, false, 1, 64, 192, 4}}) {
+        Bf16GemmProblem p{r.m, r.n, r.k, false, r.mn_b};
+        p.num_groups = r.groups;
+        p.dense = r.groups == 1;
+        const Bf16GemmConfig c = choose_bf16_gemm_config(p);
+        EXPECT_EQ(c.block_n, r.block_n) << r.m << "x" << r.n << "x" << r.k << ": " << c.describe();
     }
     for (std::int64_t m : {1, 64}) {  // a layout that fixes 128-row tiles keeps them, however few the rows
         Bf16GemmProblem contiguous{m, 4096, 7168};
