@@ -248,7 +248,8 @@ TEST(Bf16GemmPlan, FewRowsPerGroupTakeSixtyFourRowTilesNoWiderThanN) {
         EXPECT_EQ(c.block_n, r.block_n);
         EXPECT_GE(c.num_stages, r.min_stages);
     }
-    // Memory-bound ties go to the tile whose SMs stream the fewest operand rows: DeepGEMM's tiles for these rows.
+    // Memory-bound ties go to the tile whose SMs stream the fewest operand rows (the masked rows: DeepGEMM's tile
+    // widths; the larger tile, which won these ties before, was 64x208, 64x240 and 64x256).
     for (const Row r : {Row{20, 6144, 7168, false, 6, 64, 144, 4}, Row{20, 7168, 3072, false, 6, 64, 176, 4},
                         Row{1, 24576, 1536, false, 1, 64, 192, 4}}) {
         Bf16GemmProblem p{r.m, r.n, r.k, false, r.mn_b};
